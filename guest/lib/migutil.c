@@ -1,0 +1,810 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * migutil - helpers for page-migration benchmarks and integrity tests.
+ * See migutil.h for the interface.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "migutil.h"
+
+/*
+ * Raw syscalls instead of libnuma's wrappers: its syscall.o pulls in the
+ * whole static libnuma, whose getaddrinfo() use makes the static link warn.
+ * <numaif.h> is still used for the MPOL_* constants.
+ */
+static long sys_move_pages(unsigned long count, void **pages,
+			   const int *nodes, int *status, int flags)
+{
+	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
+}
+
+static long sys_set_mempolicy(int mode, const unsigned long *mask,
+			      unsigned long maxnode)
+{
+	return syscall(SYS_set_mempolicy, mode, mask, maxnode);
+}
+
+/* ======================================================================
+ * anon (m)THP configuration
+ * ====================================================================== */
+
+#define THP_DIR		"/sys/kernel/mm/transparent_hugepage"
+#define THP_MAX_KNOBS	32
+
+struct thp_knob {
+	char path[128];
+	char saved[16];		/* mode that was active before we started */
+	unsigned long kb;	/* 0 for the top-level "enabled" file */
+};
+
+static struct thp_knob thp_knobs[THP_MAX_KNOBS];
+static int thp_nr_knobs;
+static int thp_saved;
+
+/* Read the active (bracketed) mode of a THP "enabled" file. */
+static int thp_read_mode(const char *path, char *mode, size_t size)
+{
+	char buf[256], *l, *r;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	l = strchr(buf, '[');
+	r = l ? strchr(l, ']') : NULL;
+	if (!r || (size_t)(r - l - 1) >= size)
+		return -1;
+	memcpy(mode, l + 1, r - l - 1);
+	mode[r - l - 1] = '\0';
+	return 0;
+}
+
+/* Plain open/write/close so that mthp_restore() stays signal-safe. */
+static int thp_write_mode(const char *path, const char *mode)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -1;
+	n = write(fd, mode, strlen(mode));
+	close(fd);
+	return n == (ssize_t)strlen(mode) ? 0 : -1;
+}
+
+static int thp_add_knob(const char *path, unsigned long kb)
+{
+	struct thp_knob *k;
+
+	if (thp_nr_knobs == THP_MAX_KNOBS) {
+		fprintf(stderr, "mthp: too many THP sizes\n");
+		return -1;
+	}
+	k = &thp_knobs[thp_nr_knobs];
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	k->kb = kb;
+	if (thp_read_mode(k->path, k->saved, sizeof(k->saved))) {
+		fprintf(stderr, "mthp: cannot read %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	thp_nr_knobs++;
+	return 0;
+}
+
+/* Remember every knob we may change, once, before the first change. */
+static int thp_save(void)
+{
+	char path[128];
+	struct dirent *de;
+	unsigned long kb;
+	DIR *d;
+	int ret = 0;
+
+	if (thp_saved)
+		return 0;
+	d = opendir(THP_DIR);
+	if (!d)
+		return 0;	/* no THP at all: nothing to save */
+	if (thp_add_knob(THP_DIR "/enabled", 0)) {
+		closedir(d);
+		return -1;
+	}
+	while (!ret && (de = readdir(d))) {
+		if (sscanf(de->d_name, "hugepages-%lukB", &kb) != 1)
+			continue;
+		snprintf(path, sizeof(path),
+			 THP_DIR "/hugepages-%lukB/enabled", kb);
+		/* some sizes are shmem-only: no anon "enabled" file */
+		if (access(path, F_OK))
+			continue;
+		ret = thp_add_knob(path, kb);
+	}
+	closedir(d);
+	if (ret)
+		return ret;
+	thp_saved = 1;
+	atexit(mthp_restore);
+	return 0;
+}
+
+int mthp_available(unsigned long kb)
+{
+	char path[128];
+
+	if (kb == 4)
+		return 1;
+	snprintf(path, sizeof(path), THP_DIR "/hugepages-%lukB/enabled", kb);
+	return access(path, F_OK) == 0;
+}
+
+int mthp_select(unsigned long kb)
+{
+	const char *mode;
+	int i;
+
+	if (!mthp_available(kb)) {
+		fprintf(stderr,
+			"mthp: %lu KiB anon folios not offered by this kernel "
+			"(no " THP_DIR "/hugepages-%lukB)\n", kb, kb);
+		return -1;
+	}
+	if (thp_save())
+		return -1;
+	for (i = 0; i < thp_nr_knobs; i++) {
+		struct thp_knob *k = &thp_knobs[i];
+
+		if (!k->kb) {
+			/* per-size "always" does not need it; set it anyway
+			 * so that no "inherit" size surprises us */
+			if (kb == 4)
+				continue;
+			mode = "always";
+		} else {
+			mode = k->kb == kb ? "always" : "never";
+		}
+		if (thp_write_mode(k->path, mode)) {
+			fprintf(stderr, "mthp: cannot write '%s' to %s: %s\n",
+				mode, k->path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void mthp_restore(void)
+{
+	int i;
+
+	if (!thp_saved)
+		return;
+	/* per-size knobs first, top level last: it may be what they inherit */
+	for (i = thp_nr_knobs - 1; i >= 0; i--)
+		thp_write_mode(thp_knobs[i].path, thp_knobs[i].saved);
+	thp_saved = 0;
+	thp_nr_knobs = 0;
+}
+
+/* ======================================================================
+ * regions
+ * ====================================================================== */
+
+#define MASK_BITS	1024
+#define LONG_BITS	(8 * sizeof(unsigned long))
+
+/*
+ * Fault every page in while the task policy binds to @node; the task
+ * policy only decides where the first touch allocates, later migration
+ * is free to move the pages anywhere.
+ */
+static int fault_in_on_node(char *buf, size_t len, int node)
+{
+	unsigned long mask[MASK_BITS / LONG_BITS] = { 0 };
+	size_t off;
+	int ret = 0;
+
+	if (node < 0 || node >= MASK_BITS) {
+		fprintf(stderr, "region: bad node %d\n", node);
+		return -1;
+	}
+	mask[node / LONG_BITS] = 1UL << (node % LONG_BITS);
+	if (sys_set_mempolicy(MPOL_BIND, mask, MASK_BITS + 1)) {
+		fprintf(stderr, "region: set_mempolicy(MPOL_BIND, node %d): %s\n",
+			node, strerror(errno));
+		return -1;
+	}
+	for (off = 0; off < len; off += MIG_PAGE_SIZE)
+		((volatile char *)buf)[off] = 1;
+	if (sys_set_mempolicy(MPOL_DEFAULT, NULL, 0)) {
+		fprintf(stderr, "region: set_mempolicy(MPOL_DEFAULT): %s\n",
+			strerror(errno));
+		ret = -1;
+	}
+	return ret;
+}
+
+void *region_alloc(size_t len, unsigned long folio_kb, int node)
+{
+	size_t align = folio_kb * 1024, map_len = len + align;
+	char *raw, *buf;
+
+	if (!len || folio_kb < 4 || len % align) {
+		fprintf(stderr, "region: size %zu is not a multiple of %lu KiB\n",
+			len, folio_kb);
+		return NULL;
+	}
+	raw = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED) {
+		fprintf(stderr, "region: mmap %zu: %s\n", map_len,
+			strerror(errno));
+		return NULL;
+	}
+	/* over-allocated by one folio: trim both ends to get alignment */
+	buf = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+	if (buf > raw)
+		munmap(raw, buf - raw);
+	if (raw + map_len > buf + len)
+		munmap(buf + len, raw + map_len - (buf + len));
+
+	/* 4K: keep khugepaged and any "inherit" size away from the region */
+	if (madvise(buf, len, folio_kb > 4 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
+	    folio_kb > 4) {
+		fprintf(stderr, "region: madvise(MADV_HUGEPAGE): %s\n",
+			strerror(errno));
+		munmap(buf, len);
+		return NULL;
+	}
+	if (fault_in_on_node(buf, len, node)) {
+		munmap(buf, len);
+		return NULL;
+	}
+	return buf;
+}
+
+void region_free(void *buf, size_t len)
+{
+	if (buf)
+		munmap(buf, len);
+}
+
+/* ======================================================================
+ * data pattern
+ * ====================================================================== */
+
+#define WORDS_PER_PAGE	(MIG_PAGE_SIZE / sizeof(uint64_t))
+#define SEED_MUL	0x9e3779b97f4a7c15ULL
+#define MIX_MUL1	0xbf58476d1ce4e5b9ULL
+#define MIX_MUL2	0x94d049bb133111ebULL
+
+/*
+ * splitmix64 finaliser over (seed, page, word).  The finaliser is a
+ * bijection and (page << 9 | word) is injective, so within one seed no two
+ * words of the buffer are equal; and it can be inverted to tell where a
+ * misplaced word came from.
+ */
+static inline uint64_t pat_word(uint64_t seed, uint64_t page, uint64_t word)
+{
+	uint64_t x = (seed * SEED_MUL) ^ (page << 9 | word);
+
+	x ^= x >> 30;
+	x *= MIX_MUL1;
+	x ^= x >> 27;
+	x *= MIX_MUL2;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t mul_inverse(uint64_t m)
+{
+	uint64_t inv = m;
+	int i;
+
+	/* Newton iteration: each step doubles the number of correct bits */
+	for (i = 0; i < 6; i++)
+		inv *= 2 - m * inv;
+	return inv;
+}
+
+/* Recover (page << 9 | word) of a pattern word written with @seed. */
+static uint64_t pat_decode(uint64_t x, uint64_t seed)
+{
+	x ^= x >> 31 ^ x >> 62;
+	x *= mul_inverse(MIX_MUL2);
+	x ^= x >> 27 ^ x >> 54;
+	x *= mul_inverse(MIX_MUL1);
+	x ^= x >> 30 ^ x >> 60;
+	return x ^ (seed * SEED_MUL);
+}
+
+void fill_pattern(void *buf, size_t len, uint64_t seed)
+{
+	uint64_t *w = buf;
+	size_t p, i;
+
+	for (p = 0; p < len / MIG_PAGE_SIZE; p++)
+		for (i = 0; i < WORDS_PER_PAGE; i++)
+			*w++ = pat_word(seed, p, i);
+}
+
+static void report_bad_page(const uint64_t *w, size_t page, size_t npages,
+			    uint64_t seed)
+{
+	size_t i, first = WORDS_PER_PAGE, nbad = 0, nzero = 0;
+	uint64_t exp, idx;
+
+	for (i = 0; i < WORDS_PER_PAGE; i++) {
+		if (w[i] == pat_word(seed, page, i))
+			continue;
+		if (first == WORDS_PER_PAGE)
+			first = i;
+		nbad++;
+		nzero += !w[i];
+	}
+	exp = pat_word(seed, page, first);
+	fprintf(stderr,
+		"verify: page %zu word %zu (byte %zu in page): expected 0x%016llx got 0x%016llx; %zu/%zu words bad, %zu zero\n",
+		page, first, first * 8, (unsigned long long)exp,
+		(unsigned long long)w[first], nbad, WORDS_PER_PAGE, nzero);
+	idx = pat_decode(w[first], seed);
+	if (w[first] && idx >> 9 < npages)
+		fprintf(stderr, "verify: that word belongs to page %llu word %llu\n",
+			(unsigned long long)(idx >> 9),
+			(unsigned long long)(idx & 511));
+	else if (w[first])
+		fprintf(stderr, "verify: that word is not from this seed (stale data or garbage)\n");
+}
+
+long verify_pattern(const void *buf, size_t len, uint64_t seed)
+{
+	size_t p, i, npages = len / MIG_PAGE_SIZE, bad_pages = 0;
+	const uint64_t *w;
+	long first = -1;
+
+	for (p = 0; p < npages; p++) {
+		w = (const uint64_t *)buf + p * WORDS_PER_PAGE;
+		for (i = 0; i < WORDS_PER_PAGE; i++)
+			if (w[i] != pat_word(seed, p, i))
+				break;
+		if (i == WORDS_PER_PAGE)
+			continue;
+		if (first < 0) {
+			uint64_t x = w[i] ^ pat_word(seed, p, i);
+
+			/* little endian: lowest differing byte comes first */
+			first = p * MIG_PAGE_SIZE + i * 8 + __builtin_ctzll(x) / 8;
+			report_bad_page(w, p, npages, seed);
+		}
+		bad_pages++;
+	}
+	if (first >= 0)
+		fprintf(stderr, "verify: %zu of %zu pages bad, first bad byte at offset %ld\n",
+			bad_pages, npages, first);
+	return first;
+}
+
+/* ======================================================================
+ * placement
+ * ====================================================================== */
+
+static void **page_addrs(void *buf, size_t len, size_t step)
+{
+	size_t i, n = len / step;
+	void **addrs = malloc(n * sizeof(*addrs));
+
+	if (!addrs) {
+		fprintf(stderr, "out of memory for %zu page addresses\n", n);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		addrs[i] = (char *)buf + i * step;
+	return addrs;
+}
+
+/* move_pages() query mode: status[i] = node of addrs[i] or -errno. */
+static int query_nodes(void **addrs, unsigned long n, int *status)
+{
+	if (sys_move_pages(n, addrs, NULL, status, 0) < 0) {
+		fprintf(stderr, "move_pages(query %lu pages): %s\n", n,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+long pages_on_node(void **addrs, unsigned long n, int node)
+{
+	int *status = malloc(n * sizeof(*status));
+	unsigned long i;
+	long bad = 0;
+
+	if (!status || query_nodes(addrs, n, status)) {
+		free(status);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (status[i] == node)
+			continue;
+		if (!bad++) {
+			if (status[i] < 0)
+				fprintf(stderr, "placement: page %p: %s, expected node %d\n",
+					addrs[i], strerror(-status[i]), node);
+			else
+				fprintf(stderr, "placement: page %p on node %d, expected node %d\n",
+					addrs[i], status[i], node);
+		}
+	}
+	if (bad)
+		fprintf(stderr, "placement: %ld of %lu pages not on node %d\n",
+			bad, n, node);
+	free(status);
+	return bad;
+}
+
+long region_pages_on_node(void *buf, size_t len, int node)
+{
+	void **addrs = page_addrs(buf, len, MIG_PAGE_SIZE);
+	long ret;
+
+	if (!addrs)
+		return -1;
+	ret = pages_on_node(addrs, len / MIG_PAGE_SIZE, node);
+	free(addrs);
+	return ret;
+}
+
+/* ======================================================================
+ * folio size check via pagemap + kpageflags
+ * ====================================================================== */
+
+#define PM_PRESENT		(1ULL << 63)
+#define PM_PFN_MASK		((1ULL << 55) - 1)
+#define KPF_COMPOUND_HEAD	15
+#define KPF_COMPOUND_TAIL	16
+#define KPF_HUGE		17
+#define KPF_THP			22
+#define KPF(f)			(1ULL << KPF_##f)
+
+static int pagemap_fd = -1;
+static int kpageflags_fd = -1;
+
+static int open_once(int *fd, const char *path)
+{
+	if (*fd >= 0)
+		return 0;
+	*fd = open(path, O_RDONLY);
+	if (*fd < 0) {
+		fprintf(stderr, "folio check: open %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void check_folio_close(void)
+{
+	if (pagemap_fd >= 0)
+		close(pagemap_fd);
+	if (kpageflags_fd >= 0)
+		close(kpageflags_fd);
+	pagemap_fd = kpageflags_fd = -1;
+}
+
+/* pread() all @count 64-bit entries at entry index @idx. */
+static int read_entries(int fd, uint64_t *out, size_t count, uint64_t idx)
+{
+	size_t done = 0, want = count * sizeof(*out);
+	ssize_t n;
+
+	while (done < want) {
+		n = pread(fd, (char *)out + done, want - done,
+			  idx * sizeof(*out) + done);
+		if (n <= 0)
+			return -1;
+		done += n;
+	}
+	return 0;
+}
+
+/* Pagemap entries of the block: present, PFN visible, contiguous. */
+static const char *check_block_pfns(const uint64_t *pm, size_t per)
+{
+	uint64_t pfn0 = pm[0] & PM_PFN_MASK;
+	size_t i;
+
+	for (i = 0; i < per; i++) {
+		if (!(pm[i] & PM_PRESENT))
+			return "page not present";
+		if (!(pm[i] & PM_PFN_MASK))
+			return "PFN hidden (need CAP_SYS_ADMIN)";
+		if (per > 1 && (pm[i] & PM_PFN_MASK) != pfn0 + i)
+			return "PFNs not contiguous";
+	}
+	if (pfn0 % per)
+		return "PFN not aligned to the folio size";
+	return NULL;
+}
+
+/*
+ * Flags of the block's pages plus the page right after it (@kf has
+ * per + 1 entries): a TAIL there means the folio is larger than the block.
+ */
+static const char *check_block_flags(const uint64_t *kf, size_t per)
+{
+	size_t i;
+
+	if (per == 1) {
+		if (kf[0] & (KPF(COMPOUND_HEAD) | KPF(COMPOUND_TAIL)))
+			return "page is part of a large folio";
+		return NULL;
+	}
+	if (!(kf[0] & KPF(COMPOUND_HEAD)) || (kf[0] & KPF(COMPOUND_TAIL)))
+		return "first page is not a folio head";
+	if (!(kf[0] & KPF(THP)) || (kf[0] & KPF(HUGE)))
+		return "folio is not an anon THP/mTHP";
+	for (i = 1; i < per; i++)
+		if (!(kf[i] & KPF(COMPOUND_TAIL)) ||
+		    (kf[i] & KPF(COMPOUND_HEAD)))
+			return "folio smaller than expected";
+	if (kf[per] & KPF(COMPOUND_TAIL))
+		return "folio larger than expected";
+	return NULL;
+}
+
+/* NULL if the block is one folio of @per pages, else the reason. */
+static const char *check_block(const uint64_t *pm, size_t per, uint64_t *kf)
+{
+	size_t nflags = per > 1 ? per + 1 : 1;
+	const char *why;
+
+	why = check_block_pfns(pm, per);
+	if (why)
+		return why;
+	if (read_entries(kpageflags_fd, kf, nflags, pm[0] & PM_PFN_MASK))
+		return "cannot read /proc/kpageflags";
+	return check_block_flags(kf, per);
+}
+
+int check_folio_size(void *buf, size_t len, unsigned long kb)
+{
+	size_t per = kb / 4, npages = len / MIG_PAGE_SIZE, b;
+	uint64_t *pm = NULL, *kf = NULL;
+	int ret = -1;
+
+	if (kb < 4 || (kb & (kb - 1)) || len % (kb * 1024)) {
+		fprintf(stderr, "folio check: bad size %lu KiB / len %zu\n",
+			kb, len);
+		return -1;
+	}
+	if (open_once(&pagemap_fd, "/proc/self/pagemap") ||
+	    open_once(&kpageflags_fd, "/proc/kpageflags"))
+		return -1;
+	pm = malloc(npages * sizeof(*pm));
+	kf = calloc(per + 1, sizeof(*kf));
+	if (!pm || !kf) {
+		fprintf(stderr, "folio check: out of memory\n");
+		goto out;
+	}
+	if (read_entries(pagemap_fd, pm, npages,
+			 (uintptr_t)buf / MIG_PAGE_SIZE)) {
+		fprintf(stderr, "folio check: read pagemap: %s\n",
+			strerror(errno));
+		goto out;
+	}
+	for (b = 0; b < npages; b += per) {
+		const char *why;
+
+		kf[0] = 0;
+		why = check_block(pm + b, per, kf);
+		if (why) {
+			fprintf(stderr, "folio check: block %zu (addr %p, pfn %#llx, flags %#llx) is not one %lu KiB folio: %s\n",
+				b / per, (char *)buf + b * MIG_PAGE_SIZE,
+				(unsigned long long)(pm[b] & PM_PFN_MASK),
+				(unsigned long long)kf[0], kb, why);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(pm);
+	free(kf);
+	return ret;
+}
+
+/* ======================================================================
+ * migration
+ * ====================================================================== */
+
+#define STATUS_UNSET	INT_MIN
+
+/*
+ * The status array is not the whole truth.  A large folio is queued by its
+ * first listed subpage; the next subpage then fails isolation and gets
+ * -EBUSY although the folio is moved right after.  If move_pages() gives up
+ * early (positive return) the rest keeps no status at all.  So re-query
+ * every page whose status is not @node and count what really stayed behind.
+ */
+static long settle_status(void **pages, int *status, unsigned long n,
+			  int node, struct move_stats *st)
+{
+	unsigned long i, m = 0;
+	void **again;
+	int *now;
+	long bad = 0;
+
+	for (i = 0; i < n; i++)
+		m += status[i] != node;
+	if (!m)
+		return 0;
+	again = malloc(m * sizeof(*again));
+	now = malloc(m * sizeof(*now));
+	if (!again || !now) {
+		bad = -1;
+		goto out;
+	}
+	for (i = 0, m = 0; i < n; i++)
+		if (status[i] != node)
+			again[m++] = pages[i];
+	if (query_nodes(again, m, now)) {
+		bad = -1;
+		goto out;
+	}
+	for (i = 0, m = 0; i < n; i++) {
+		if (status[i] == node)
+			continue;
+		if (now[m++] == node) {
+			st->busy_moved += status[i] == -EBUSY;
+			continue;
+		}
+		if (!bad++)
+			fprintf(stderr, "move: page %p: status %s, now on node %d, wanted %d\n",
+				pages[i], status[i] == STATUS_UNSET ? "unset" :
+				status[i] < 0 ? strerror(-status[i]) : "other node",
+				now[m - 1], node);
+	}
+out:
+	free(again);
+	free(now);
+	return bad;
+}
+
+long move_range(void *buf, size_t len, size_t step, int node,
+		unsigned long per_call, struct move_stats *st)
+{
+	unsigned long i, n = len / step, cnt;
+	struct move_stats local = { 0 };
+	int *nodes, *status;
+	uint64_t t0;
+	void **pages;
+	long ret, rc;
+
+	pages = page_addrs(buf, len, step);
+	nodes = malloc(n * sizeof(*nodes));
+	status = malloc(n * sizeof(*status));
+	if (!pages || !nodes || !status) {
+		ret = -1;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		nodes[i] = node;
+		status[i] = STATUS_UNSET;
+	}
+	if (!per_call || per_call > n)
+		per_call = n;
+
+	/* only the syscalls are timed, array setup and checks are not */
+	for (i = 0; i < n; i += cnt) {
+		cnt = n - i < per_call ? n - i : per_call;
+		t0 = now_ns();
+		rc = sys_move_pages(cnt, pages + i, nodes + i, status + i,
+				    MPOL_MF_MOVE);
+		local.ns += now_ns() - t0;
+		local.calls++;
+		local.addrs += cnt;
+		if (rc < 0) {
+			fprintf(stderr, "move_pages(%lu pages to node %d): %s\n",
+				cnt, node, strerror(errno));
+			ret = -1;
+			goto out;
+		}
+	}
+	ret = settle_status(pages, status, n, node, &local);
+out:
+	if (st)
+		*st = local;
+	free(pages);
+	free(nodes);
+	free(status);
+	return ret;
+}
+
+/* ======================================================================
+ * misc
+ * ====================================================================== */
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/*
+ * Expand a kernel list file ("0-3,8,10-11") into @out.  Returns the
+ * count, or -1 if the file cannot be read.
+ */
+int sysfs_read_list(const char *path, int *out, int max)
+{
+	char buf[4096], *p;
+	int a, b, n = 0;
+	ssize_t r;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	r = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (r < 0)
+		return -1;
+	buf[r] = '\0';
+	for (p = buf; *p >= '0' && *p <= '9'; p++) {
+		a = b = strtol(p, &p, 10);
+		if (*p == '-')
+			b = strtol(p + 1, &p, 10);
+		for (; a <= b && n < max; a++)
+			out[n++] = a;
+		if (*p != ',')
+			break;
+	}
+	return n;
+}
+
+int node_has_memory(int node)
+{
+	int nodes[MASK_BITS], i, n;
+
+	n = sysfs_read_list("/sys/devices/system/node/has_memory", nodes,
+			    MASK_BITS);
+	for (i = 0; i < n; i++)
+		if (nodes[i] == node)
+			return 1;
+	return 0;
+}
+
+int node_cpus(int node, int *cpus, int max)
+{
+	char path[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
+		 node);
+	n = sysfs_read_list(path, cpus, max);
+	return n < 0 ? 0 : n;
+}
+
+int numa_usable(void)
+{
+	/* ENOSYS: kernel built without CONFIG_NUMA */
+	return syscall(SYS_get_mempolicy, NULL, NULL, 0, NULL, 0) == 0;
+}

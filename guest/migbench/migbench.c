@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * migbench - time move_pages() of anonymous folios of a given size between
+ * NUMA nodes, verifying data, placement and folio size after every move.
+ *
+ * Results go to stdout (text table or one JSON object per line), progress
+ * and diagnostics to stderr.  Exit: 0 ok, 1 verification failure, 2 setup
+ * failure.  Run "migbench -h" for the options.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "migutil.h"
+
+#define EXIT_VERIFY	1
+#define EXIT_SETUP	2
+#define MAX_SIZES	16
+#define MAX_NODES	16
+#define MAX_REPS	1000
+
+static const unsigned long all_sizes[] = { 4, 16, 64, 256, 2048 };
+
+struct opts {
+	unsigned long size_mb;
+	int from, to;
+	unsigned long kbs[MAX_SIZES];
+	int nr_kbs;
+	int reps;
+	unsigned long folios_per_call;	/* 0: not given */
+	unsigned long pages_per_call;	/* 0: not given */
+	int memcpy_threads;
+	int vnodes[MAX_NODES];
+	int nr_vnodes;			/* > 0: verification mode */
+	int all_pages;			/* pass every 4K address, not heads */
+	int json;
+};
+
+/* How one size is moved: address step and addresses per call. */
+struct move_plan {
+	unsigned long kb;
+	size_t len;
+	size_t step;		/* bytes between passed addresses */
+	unsigned long per_call;	/* addresses per move_pages() call */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: migbench [options]\n"
+"  -s MiB    region size (default 64)\n"
+"  -f NODE   source node (default 0)\n"
+"  -t NODE   destination node (default 1)\n"
+"  -k LIST   folio sizes in KiB, comma list or \"all\" = 4,16,64,256,2048\n"
+"  -r N      repetitions (default 5); cycles in -V mode\n"
+"  -b N      folios per move_pages() call (default: all in one call)\n"
+"  -p N      base pages per move_pages() call (alternative to -b)\n"
+"  -a        pass every 4K page address (default: one address per folio)\n"
+"  -m N      also measure memcpy bandwidth with 1..N threads\n"
+"  -V NODES  verification mode: move around the node cycle, e.g. 0,1,2\n"
+"  -j        JSON output, one object per line\n"
+"exit: 0 ok, 1 verification failure, 2 setup failure\n");
+}
+
+/* ---- option parsing ------------------------------------------------ */
+
+static int parse_ulong(const char *s, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 0);
+	return errno || end == s || *end || *s == '-' ? -1 : 0;
+}
+
+static int parse_int(const char *s, int *out)
+{
+	unsigned long v;
+
+	if (parse_ulong(s, &v) || v > 1000000)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Comma list of numbers into @out; returns the count or -1. */
+static int parse_list(const char *arg, unsigned long *out, int max)
+{
+	char *dup = strdup(arg), *tok, *save = NULL;
+	int n = 0;
+
+	if (!dup)
+		return -1;
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == max || parse_ulong(tok, &out[n])) {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	free(dup);
+	return n;
+}
+
+static int parse_sizes(const char *arg, struct opts *o)
+{
+	int i;
+
+	if (!strcmp(arg, "all")) {
+		o->nr_kbs = sizeof(all_sizes) / sizeof(all_sizes[0]);
+		memcpy(o->kbs, all_sizes, sizeof(all_sizes));
+		return 0;
+	}
+	o->nr_kbs = parse_list(arg, o->kbs, MAX_SIZES);
+	if (o->nr_kbs <= 0)
+		return -1;
+	for (i = 0; i < o->nr_kbs; i++)
+		if (o->kbs[i] < 4 || (o->kbs[i] & (o->kbs[i] - 1)))
+			return -1;
+	return 0;
+}
+
+static int parse_vnodes(const char *arg, struct opts *o)
+{
+	unsigned long v[MAX_NODES];
+	int i, n = parse_list(arg, v, MAX_NODES);
+
+	if (n <= 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (v[i] > 1023)
+			return -1;
+		o->vnodes[i] = v[i];
+	}
+	o->nr_vnodes = n;
+	return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	int c, bad = 0;
+
+	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:V:jh")) != -1) {
+		switch (c) {
+		case 's': bad |= parse_ulong(optarg, &o->size_mb) || !o->size_mb; break;
+		case 'f': bad |= parse_int(optarg, &o->from); break;
+		case 't': bad |= parse_int(optarg, &o->to); break;
+		case 'k': bad |= parse_sizes(optarg, o); break;
+		case 'r': bad |= parse_int(optarg, &o->reps) || !o->reps || o->reps > MAX_REPS; break;
+		case 'b': bad |= parse_ulong(optarg, &o->folios_per_call) || !o->folios_per_call; break;
+		case 'p': bad |= parse_ulong(optarg, &o->pages_per_call) || !o->pages_per_call; break;
+		case 'a': o->all_pages = 1; break;
+		case 'm': bad |= parse_int(optarg, &o->memcpy_threads) || !o->memcpy_threads; break;
+		case 'V': bad |= parse_vnodes(optarg, o); break;
+		case 'j': o->json = 1; break;
+		case 'h': usage(stdout); exit(0);
+		default: bad = 1;
+		}
+		if (bad) {
+			if (optarg && c != '?')
+				fprintf(stderr, "migbench: bad argument for -%c: '%s'\n",
+					c, optarg);
+			return -1;
+		}
+	}
+	if (optind < argc || (o->folios_per_call && o->pages_per_call)) {
+		fprintf(stderr, "migbench: stray arguments or both -b and -p\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- setup ------------------------------------------------------------ */
+
+static void on_signal(int sig)
+{
+	/* never leave the THP settings of the machine changed */
+	mthp_restore();
+	_exit(128 + sig);
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int check_node(int node)
+{
+	if (node_has_memory(node))
+		return 0;
+	fprintf(stderr, "migbench: node %d does not exist or has no memory (see /sys/devices/system/node/has_memory)\n",
+		node);
+	return -1;
+}
+
+static int check_setup(const struct opts *o)
+{
+	int i, bad = 0;
+
+	if (!numa_usable()) {
+		fprintf(stderr, "migbench: NUMA not available (kernel without CONFIG_NUMA?)\n");
+		return -1;
+	}
+	if (o->nr_vnodes) {
+		for (i = 0; i < o->nr_vnodes; i++)
+			bad |= check_node(o->vnodes[i]);
+	} else {
+		bad |= check_node(o->from);
+		bad |= check_node(o->to);
+	}
+	for (i = 0; i < o->nr_kbs; i++) {
+		if (((o->size_mb << 20) % (o->kbs[i] * 1024))) {
+			fprintf(stderr, "migbench: -s %lu MiB is not a multiple of %lu KiB folios\n",
+				o->size_mb, o->kbs[i]);
+			bad = 1;
+		}
+	}
+	return bad ? -1 : 0;
+}
+
+static void plan_moves(const struct opts *o, unsigned long kb,
+		       struct move_plan *mp)
+{
+	unsigned long ppf = kb / 4, step_pages, pages = 0, addrs;
+
+	mp->kb = kb;
+	mp->len = o->size_mb << 20;
+	/*
+	 * One address per folio lets the kernel queue all folios before it
+	 * migrates them.  Listing every subpage (-a) makes the second subpage
+	 * of each large folio fail isolation with -EBUSY, which flushes the
+	 * queue: the folios are then migrated one by one.
+	 */
+	step_pages = o->all_pages ? 1 : ppf;
+	mp->step = step_pages * MIG_PAGE_SIZE;
+	addrs = mp->len / mp->step;
+	if (o->folios_per_call)
+		pages = o->folios_per_call * ppf;
+	else if (o->pages_per_call)
+		pages = o->pages_per_call;
+	mp->per_call = pages ? pages / step_pages : addrs;
+	if (!mp->per_call)
+		mp->per_call = 1;
+	if (mp->per_call > addrs)
+		mp->per_call = addrs;
+}
+
+static unsigned long plan_pages_per_call(const struct move_plan *mp)
+{
+	return mp->per_call * (mp->step / MIG_PAGE_SIZE);
+}
+
+static double plan_folios_per_call(const struct move_plan *mp)
+{
+	return (double)plan_pages_per_call(mp) / (mp->kb / 4);
+}
+
+/* Allocate on @node and make sure we got exactly what was asked for. */
+static void *alloc_checked(const struct move_plan *mp, int node, int *err)
+{
+	void *buf;
+
+	*err = EXIT_SETUP;
+	if (mthp_select(mp->kb))
+		return NULL;
+	buf = region_alloc(mp->len, mp->kb, node);
+	if (!buf)
+		return NULL;
+	if (check_folio_size(buf, mp->len, mp->kb)) {
+		fprintf(stderr, "migbench: FATAL: requested %lu KiB folios did not materialize on node %d; refusing to report numbers for another size\n",
+			mp->kb, node);
+		goto fail;
+	}
+	if (region_pages_on_node(buf, mp->len, node)) {
+		fprintf(stderr, "migbench: FATAL: region not allocated on node %d\n",
+			node);
+		goto fail;
+	}
+	*err = 0;
+	return buf;
+fail:
+	region_free(buf, mp->len);
+	return NULL;
+}
+
+/* ---- checks and moves ------------------------------------------------- */
+
+static int verify_region(const struct move_plan *mp, void *buf, int node,
+			 uint64_t seed, int check_size)
+{
+	if (verify_pattern(buf, mp->len, seed) >= 0)
+		return -1;
+	if (region_pages_on_node(buf, mp->len, node))
+		return -1;
+	if (check_size && check_folio_size(buf, mp->len, mp->kb)) {
+		fprintf(stderr, "migbench: folio size changed by migration\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Move and verify; returns the move_pages() time in ns, 0 on failure. */
+static uint64_t move_verified(const struct move_plan *mp, void *buf,
+			      int to, uint64_t seed, int check_size,
+			      unsigned long *busy)
+{
+	struct move_stats st;
+	long bad;
+
+	bad = move_range(buf, mp->len, mp->step, to, mp->per_call, &st);
+	*busy += st.busy_moved;
+	if (bad) {
+		fprintf(stderr, "migbench: %lu KiB: move to node %d failed (%ld pages left behind)\n",
+			mp->kb, to, bad);
+		return 0;
+	}
+	if (verify_region(mp, buf, to, seed, check_size)) {
+		fprintf(stderr, "migbench: %lu KiB: verification after move to node %d FAILED\n",
+			mp->kb, to);
+		return 0;
+	}
+	return st.ns ? st.ns : 1;
+}
+
+static uint64_t seed_for(unsigned long kb, int rep)
+{
+	return kb << 32 | (unsigned int)rep;
+}
+
+static double gbps(size_t bytes, uint64_t ns)
+{
+	return (double)bytes / ((double)ns / 1e9) / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sort @v and return its median. */
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ---- benchmark mode ---------------------------------------------------- */
+
+static void print_move_header(const struct opts *o)
+{
+	if (o->json)
+		return;
+	printf("%8s %8s %4s %4s %12s %11s %4s %9s %9s %9s %8s\n",
+	       "folio_kb", "total_mb", "from", "to", "folios/call",
+	       "pages/call", "reps", "GB/s", "min", "max", "verified");
+}
+
+static void print_move(const struct opts *o, const struct move_plan *mp,
+		       double *v, int ok)
+{
+	double med = ok ? median(v, o->reps) : 0;
+
+	if (!o->json) {
+		if (ok)
+			printf("%8lu %8lu %4d %4d %12g %11lu %4d %9.3f %9.3f %9.3f %8s\n",
+			       mp->kb, o->size_mb, o->from, o->to,
+			       plan_folios_per_call(mp), plan_pages_per_call(mp),
+			       o->reps, med, v[0], v[o->reps - 1], "yes");
+		else
+			printf("%8lu %8lu %4d %4d %12g %11lu %4d %9s %9s %9s %8s\n",
+			       mp->kb, o->size_mb, o->from, o->to,
+			       plan_folios_per_call(mp), plan_pages_per_call(mp),
+			       o->reps, "-", "-", "-", "FAILED");
+	} else {
+		printf("{\"type\":\"move\",\"folio_kb\":%lu,\"total_mb\":%lu,\"from\":%d,\"to\":%d,"
+		       "\"folios_per_call\":%g,\"pages_per_call\":%lu,\"addr_step_kb\":%zu,\"reps\":%d,",
+		       mp->kb, o->size_mb, o->from, o->to,
+		       plan_folios_per_call(mp), plan_pages_per_call(mp),
+		       mp->step / 1024, o->reps);
+		if (ok)
+			printf("\"gbps\":%.3f,\"gbps_min\":%.3f,\"gbps_max\":%.3f,\"verified\":true}\n",
+			       med, v[0], v[o->reps - 1]);
+		else
+			printf("\"gbps\":null,\"gbps_min\":null,\"gbps_max\":null,\"verified\":false}\n");
+	}
+	fflush(stdout);
+}
+
+/* One rep: timed move to the destination, untimed move back. */
+static int bench_rep(const struct opts *o, const struct move_plan *mp,
+		     void *buf, int rep, double *out, unsigned long *busy)
+{
+	uint64_t seed = seed_for(mp->kb, rep), ns;
+
+	/* fresh data each rep, so a page left from the last rep shows up */
+	fill_pattern(buf, mp->len, seed);
+	ns = move_verified(mp, buf, o->to, seed, 1, busy);
+	if (!ns)
+		return -1;
+	*out = gbps(mp->len, ns);
+	if (!move_verified(mp, buf, o->from, seed, 1, busy))
+		return -1;
+	fprintf(stderr, "  %lu KiB rep %d: %.3f GB/s (%.3f ms)\n",
+		mp->kb, rep, *out, ns / 1e6);
+	return 0;
+}
+
+static int bench_size(const struct opts *o, unsigned long kb)
+{
+	double v[MAX_REPS];
+	struct move_plan mp;
+	unsigned long busy = 0;
+	int rep, err, ok = 1;
+	void *buf;
+
+	plan_moves(o, kb, &mp);
+	fprintf(stderr, "migbench: %lu KiB folios, %lu MiB, node %d -> %d, %lu addresses per call\n",
+		kb, o->size_mb, o->from, o->to, mp.per_call);
+	buf = alloc_checked(&mp, o->from, &err);
+	if (!buf)
+		return err;
+	for (rep = 0; rep < o->reps && ok; rep++)
+		ok = !bench_rep(o, &mp, buf, rep, &v[rep], &busy);
+	if (busy)
+		fprintf(stderr, "  note: %lu pages reported -EBUSY but were moved with their folio\n",
+			busy);
+	region_free(buf, mp.len);
+	print_move(o, &mp, v, ok);
+	return ok ? 0 : EXIT_VERIFY;
+}
+
+/* ---- verification mode ---------------------------------------------- */
+
+static void print_hop(const struct opts *o, unsigned long kb, int hop,
+		      int from, int to, uint64_t ns, size_t len)
+{
+	if (o->json)
+		printf("{\"type\":\"verify\",\"folio_kb\":%lu,\"hop\":%d,\"from\":%d,\"to\":%d,\"ok\":%s,\"gbps\":%.3f}\n",
+		       kb, hop, from, to, ns ? "true" : "false",
+		       ns ? gbps(len, ns) : 0.0);
+	else
+		printf("verify %5lu KiB hop %3d: node %d -> %d %s\n",
+		       kb, hop, from, to, ns ? "ok" : "FAILED");
+	fflush(stdout);
+}
+
+static int verify_size(const struct opts *o, unsigned long kb)
+{
+	int n = o->nr_vnodes, hop, from, to, err;
+	uint64_t seed = seed_for(kb, 0xc0de), ns;
+	unsigned long busy = 0;
+	struct move_plan mp;
+	void *buf;
+
+	plan_moves(o, kb, &mp);
+	buf = alloc_checked(&mp, o->vnodes[0], &err);
+	if (!buf)
+		return err;
+	/* one pattern for the whole trip: every hop must carry it along */
+	fill_pattern(buf, mp.len, seed);
+	err = 0;
+	for (hop = 0; hop < n * o->reps && !err; hop++) {
+		from = o->vnodes[hop % n];
+		to = o->vnodes[(hop + 1) % n];
+		ns = move_verified(&mp, buf, to, seed, 1, &busy);
+		print_hop(o, kb, hop, from, to, ns, mp.len);
+		err = ns ? 0 : EXIT_VERIFY;
+	}
+	region_free(buf, mp.len);
+	return err;
+}
+
+/* ---- memcpy baseline --------------------------------------------------- */
+
+struct copy_job {
+	char *dst;
+	const char *src;
+	size_t len;
+	int cpu;		/* -1: not pinned */
+	pthread_barrier_t *start;
+	uint64_t t_start, t_end;
+};
+
+static void *copy_thread(void *arg)
+{
+	struct copy_job *j = arg;
+	cpu_set_t set;
+
+	if (j->cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(j->cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	pthread_barrier_wait(j->start);
+	j->t_start = now_ns();
+	memcpy(j->dst, j->src, j->len);
+	j->t_end = now_ns();
+	return NULL;
+}
+
+/* Wall time of @nt threads each copying its slice of @len bytes. */
+static uint64_t copy_once(char *dst, const char *src, size_t len, int nt,
+			  const int *cpus, int ncpus)
+{
+	struct copy_job jobs[nt];
+	pthread_t tids[nt];
+	pthread_barrier_t start;
+	size_t slice = len / nt;
+	uint64_t t0 = UINT64_MAX, t1 = 0;
+	int i;
+
+	pthread_barrier_init(&start, NULL, nt + 1);
+	for (i = 0; i < nt; i++) {
+		jobs[i] = (struct copy_job) {
+			.dst = dst + i * slice, .src = src + i * slice,
+			.len = i == nt - 1 ? len - i * slice : slice,
+			.cpu = ncpus ? cpus[i % ncpus] : -1, .start = &start,
+		};
+		if (pthread_create(&tids[i], NULL, copy_thread, &jobs[i])) {
+			fprintf(stderr, "migbench: pthread_create failed\n");
+			exit(EXIT_SETUP);
+		}
+	}
+	pthread_barrier_wait(&start);
+	/*
+	 * Each thread stamps its own start and end: with more threads than
+	 * CPUs the main thread may not run again until the copies are done.
+	 */
+	for (i = 0; i < nt; i++) {
+		pthread_join(tids[i], NULL);
+		t0 = jobs[i].t_start < t0 ? jobs[i].t_start : t0;
+		t1 = jobs[i].t_end > t1 ? jobs[i].t_end : t1;
+	}
+	pthread_barrier_destroy(&start);
+	return t1 > t0 ? t1 - t0 : 1;
+}
+
+static int memcpy_bench(const struct opts *o)
+{
+	size_t len = o->size_mb << 20;
+	unsigned long kb = 4;
+	int cpus[1024], ncpus, nt, rep;
+	char *src, *dst;
+	double v[MAX_REPS];
+
+	/* huge pages keep TLB misses out of the baseline, like the kernel's
+	 * direct map */
+	if (mthp_available(2048) && !(len % (2048 * 1024)))
+		kb = 2048;
+	if (mthp_select(kb))
+		return EXIT_SETUP;
+	/* same traffic as migration: read on the source, write the target */
+	src = region_alloc(len, kb, o->from);
+	dst = region_alloc(len, kb, o->to);
+	if (!src || !dst)
+		return EXIT_SETUP;
+	fill_pattern(src, len, 1);
+	ncpus = node_cpus(o->from, cpus, 1024);
+	if (!ncpus)
+		fprintf(stderr, "migbench: node %d has no CPUs, memcpy threads not pinned\n",
+			o->from);
+	for (nt = 1; nt <= o->memcpy_threads; nt++) {
+		copy_once(dst, src, len, nt, cpus, ncpus);	/* warm up */
+		for (rep = 0; rep < o->reps; rep++)
+			v[rep] = gbps(len, copy_once(dst, src, len, nt, cpus, ncpus));
+		if (o->json)
+			printf("{\"type\":\"memcpy\",\"threads\":%d,\"total_mb\":%lu,\"from\":%d,\"to\":%d,\"folio_kb\":%lu,\"reps\":%d,\"gbps\":%.3f}\n",
+			       nt, o->size_mb, o->from, o->to, kb, o->reps,
+			       median(v, o->reps));
+		else
+			printf("memcpy %2d thread(s) %lu MiB node %d -> %d: %9.3f GB/s (median of %d)\n",
+			       nt, o->size_mb, o->from, o->to,
+			       median(v, o->reps), o->reps);
+		fflush(stdout);
+	}
+	region_free(src, len);
+	region_free(dst, len);
+	return 0;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+int main(int argc, char **argv)
+{
+	struct opts o = {
+		.size_mb = 64, .from = 0, .to = 1, .reps = 5,
+	};
+	int i, err, ret = 0;
+
+	parse_sizes("all", &o);
+	if (parse_opts(argc, argv, &o)) {
+		usage(stderr);
+		return EXIT_SETUP;
+	}
+	if (check_setup(&o))
+		return EXIT_SETUP;
+	install_signals();
+
+	if (!o.nr_vnodes)
+		print_move_header(&o);
+	for (i = 0; i < o.nr_kbs; i++) {
+		err = o.nr_vnodes ? verify_size(&o, o.kbs[i]) :
+				    bench_size(&o, o.kbs[i]);
+		if (err == EXIT_SETUP) {
+			ret = EXIT_SETUP;
+			goto out;
+		}
+		if (err)
+			ret = err;
+	}
+	if (!o.nr_vnodes && o.memcpy_threads) {
+		err = memcpy_bench(&o);
+		if (err)
+			ret = err;
+	}
+out:
+	mthp_restore();
+	check_folio_close();
+	if (ret)
+		fprintf(stderr, "migbench: %s\n", ret == EXIT_SETUP ?
+			"SETUP FAILURE" : "VERIFICATION FAILURE");
+	return ret;
+}

@@ -1,0 +1,4 @@
+#!/bin/sh
+# Every folio size, moved around nodes 0 -> 1 -> 2 -> 0 with move_pages():
+# every byte, the node of every page and the folio size checked after each hop.
+exec migbench -s 8 -k all -V 0,1,2

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Combine the JSON lines that guest/bench.sh wrote for each kernel into
+results/bench.json, a Markdown table (bench.md, also printed) and a plot
+(bench.png). Ratios are what matter under TCG: every figure in one table was
+measured in the same make bench run."""
+import argparse
+import json
+import sys
+
+FOLIO_KB = [4, 16, 64, 256, 2048]
+
+
+def folio_label(kb):
+    return f"{kb // 1024}M" if kb >= 1024 else f"{kb}K"
+
+
+def read_lines(paths):
+    objs = []
+    for path in paths:
+        with open(path, errors="replace") as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("{"):
+                    try:
+                        objs.append(json.loads(line))
+                    except json.JSONDecodeError:
+                        print(f"{path}: bad JSON line: {line[:80]}", file=sys.stderr)
+    return objs
+
+
+def config_key(run):
+    return (run["kernel"], run["migrator"], run["threads"])
+
+
+def config_name(key):
+    kernel, migrator, threads = key
+    if kernel == "vanilla":
+        return "vanilla"
+    return f"{migrator}" + (f" x{threads}" if migrator not in ("kernel", "none") else "")
+
+
+def build(objs):
+    runs = [o for o in objs if o.get("type") == "move"]
+    # migbench's own thread count names the memcpy threads; keep that one.
+    memcpy = [{"kernel": o["kernel"], "threads": o.get("copy_threads", o["threads"]), "gbps": o["gbps"]}
+              for o in objs if o.get("type") == "memcpy"]
+    for r in runs:
+        r.pop("type", None)
+    extra = [o for o in objs if o.get("type") not in ("move", "memcpy")]
+    return {"runs": runs, "memcpy": memcpy, "other": extra}
+
+
+def table(data):
+    runs = data["runs"]
+    base = {r["folio_kb"]: r for r in runs if r["kernel"] == "vanilla"}
+    keys = []
+    for r in runs:
+        k = config_key(r)
+        if r["kernel"] != "vanilla" and k not in keys:
+            keys.append(k)
+    sizes = [kb for kb in FOLIO_KB if any(r["folio_kb"] == kb for r in runs)]
+    head = ["folio", "vanilla GB/s"]
+    for k in keys:
+        head += [f"{config_name(k)} GB/s", f"{config_name(k)} / vanilla"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for kb in sizes:
+        b = base.get(kb)
+        row = [folio_label(kb), fmt_run(b)]
+        for k in keys:
+            r = next((x for x in runs if config_key(x) == k and x["folio_kb"] == kb), None)
+            row.append(fmt_run(r))
+            row.append(f"{r['gbps'] / b['gbps']:.3f}" if r and b else "-")
+        lines.append("| " + " | ".join(row) + " |")
+    total = {r["total_mb"] for r in runs}
+    out = [f"move_pages() node0 -> node1, {'/'.join(map(str, sorted(total)))} MiB, "
+           "median of the repetitions [min-max]; every byte and page node verified.", ""]
+    out += lines
+    unverified = [r for r in runs if not r.get("verified")]
+    if unverified:
+        out += ["", f"**{len(unverified)} runs NOT verified**"]
+    if data["memcpy"]:
+        out += ["", "In-guest memcpy bandwidth (the copy bound):", "",
+                "| kernel | threads | GB/s |", "|---|---|---|"]
+        out += [f"| {m['kernel']} | {m['threads']} | {m['gbps']:.3f} |" for m in data["memcpy"]]
+    return "\n".join(out) + "\n"
+
+
+def fmt_run(r):
+    if not r:
+        return "-"
+    return f"{r['gbps']:.3f} [{r['gbps_min']:.3f}-{r['gbps_max']:.3f}]"
+
+
+def plot(data, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    runs = data["runs"]
+    keys = []
+    for r in runs:
+        if config_key(r) not in keys:
+            keys.append(config_key(r))
+    sizes = [kb for kb in FOLIO_KB if any(r["folio_kb"] == kb for r in runs)]
+    width = 0.8 / max(len(keys), 1)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for i, k in enumerate(keys):
+        xs, ys, lo, hi = [], [], [], []
+        for j, kb in enumerate(sizes):
+            r = next((x for x in runs if config_key(x) == k and x["folio_kb"] == kb), None)
+            if r:
+                xs.append(j + (i - (len(keys) - 1) / 2) * width)
+                ys.append(r["gbps"])
+                lo.append(r["gbps"] - r["gbps_min"])
+                hi.append(r["gbps_max"] - r["gbps"])
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=2, label=config_name(k))
+    for m in data["memcpy"]:
+        if m["kernel"] == "vanilla":
+            ax.axhline(m["gbps"], linestyle="--", linewidth=0.8, color="grey")
+            ax.annotate(f"memcpy x{m['threads']}", (len(sizes) - 0.5, m["gbps"]),
+                        fontsize=7, ha="right", va="bottom", color="grey")
+    ax.set_xticks(range(len(sizes)), [folio_label(kb) for kb in sizes])
+    ax.set_xlabel("folio size")
+    ax.set_ylabel("GB/s (median, min-max)")
+    ax.set_title("move_pages() throughput, node0 -> node1 (QEMU TCG: compare ratios)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("inputs", nargs="+")
+    ap.add_argument("--out", required=True, help="path prefix, e.g. results/bench")
+    args = ap.parse_args()
+    data = build(read_lines(args.inputs))
+    if not data["runs"]:
+        sys.exit("no benchmark results found")
+    with open(args.out + ".json", "w") as f:
+        json.dump(data, f, indent=1)
+    md = table(data)
+    with open(args.out + ".md", "w") as f:
+        f.write(md)
+    plot(data, args.out + ".png")
+    print(md)
+    print(f"wrote {args.out}.json, {args.out}.md, {args.out}.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Build one kernel: scripts/build-kernel.sh VARIANT PROFILE
+#   VARIANT  patched (build/linux) | vanilla (build/vanilla, tag base)
+#   PROFILE  debug (make test) | bench (make bench)
+# Config: tinyconfig + config/base.config + config/PROFILE.config
+# (+ config/series.config for the patched kernel). Output in build/out/VARIANT-PROFILE,
+# modules installed under its mods/. Incremental: the config is regenerated
+# only when a fragment changes.
+. "$(dirname "$0")/lib.sh"
+
+variant=${1:?variant}
+profile=${2:?profile}
+src=$(variant_src "$variant")
+out=$(kernel_out "$variant" "$profile")
+[ -f "$TOP/config/$profile.config" ] || die "unknown profile '$profile'"
+[ -d "$src" ] || die "$src missing: run 'make tree'"
+
+frags=("$TOP/config/base.config" "$TOP/config/$profile.config")
+[ "$variant" = patched ] && frags+=("$TOP/config/series.config")
+
+# Every option a fragment sets must survive olddefconfig, or the kernel
+# is not the one we think we test.
+check_config() {
+	local bad=0 line sym want
+	while read -r line; do
+		case $line in
+		CONFIG_*=*) sym=${line%%=*} want=$line ;;
+		"# CONFIG_"*" is not set") sym=${line#\# } sym=${sym%% *} want="" ;;
+		*) continue ;;
+		esac
+		if [ -n "$want" ]; then
+			grep -qx "$want" "$out/.config" || { warn "$want not in .config"; bad=1; }
+		else
+			! grep -q "^$sym=" "$out/.config" || { warn "$sym should be unset"; bad=1; }
+		fi
+	done < <(cat "${frags[@]}")
+	[ $bad -eq 0 ] || die "config fragments do not apply cleanly for $variant-$profile (missing dependency?)"
+}
+
+stamp=$(cat "${frags[@]}" | md5sum | cut -d' ' -f1)
+mkdir -p "$out"
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "$stamp" ]; then
+	log "configuring $variant-$profile"
+	make -s -C "$src" O="$out" tinyconfig >/dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
+	make -s -C "$src" O="$out" olddefconfig >/dev/null
+	check_config
+	echo "$stamp" > "$out/.fragments"
+fi
+
+log "building $variant-$profile ($JOBS jobs; log: ${out#"$TOP"/}/build.log)"
+if ! make -C "$src" O="$out" -j"$JOBS" bzImage modules > "$out/build.log" 2>&1; then
+	grep -E -B2 -A4 'error|Error' "$out/build.log" | tail -40 >&2
+	die "kernel build failed: $variant-$profile"
+fi
+grep -E ' warning: ' "$out/build.log" >&2 || true
+rm -rf "$out/mods"
+make -s -C "$src" O="$out" INSTALL_MOD_PATH="$out/mods" INSTALL_MOD_STRIP=1 \
+	modules_install > /dev/null

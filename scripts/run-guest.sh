@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Boot one kernel in QEMU (TCG) with emulated NUMA and run a job in it:
+#   scripts/run-guest.sh VARIANT PROFILE NAME JOB.sh
+# Topology: node0 = first half of the vCPUs + memory, node1 = the other half
+# + memory, node2 = memory only (a CXL-like far tier).
+# Environment:
+#   GUEST_CPUS     vCPUs (default 2, at least 2)
+#   GUEST_NODE_MB  memory of nodes 0 1 2 in MiB (default "1024 1024 1024")
+#   GUEST_TIMEOUT  hard limit for the whole boot in seconds (default 1800)
+#   GUEST_DISK     raw disk image attached as virtio /dev/vda (optional)
+#   VERBOSE=1      show kernel messages live, not only the job's output
+# Writes results/NAME.console.log (kernel log + job output) and results/NAME.out
+# (what the job wrote to $RESULTS). Exits 1 if the guest did not finish the job,
+# 3 if the kernel log has a BUG, WARNING, Oops, KASAN, lockdep or hung-task report.
+. "$(dirname "$0")/lib.sh"
+
+variant=${1:?variant} profile=${2:?profile} name=${3:?name} job=${4:?job script}
+out=$(kernel_out "$variant" "$profile")
+cpus=${GUEST_CPUS:-2}
+read -r -a mb <<< "${GUEST_NODE_MB:-1024 1024 1024}"
+timeout=${GUEST_TIMEOUT:-1800}
+[ "$cpus" -ge 2 ] || die "GUEST_CPUS must be at least 2 (one per CPU node)"
+[ ${#mb[@]} -eq 3 ] || die "GUEST_NODE_MB needs three sizes"
+[ -f "$out/arch/x86/boot/bzImage" ] || die "no kernel in $out"
+
+mkdir -p "$RESULTS"
+console=$RESULTS/$name.console.log
+result=$RESULTS/$name.out
+: > "$console"; : > "$result"
+
+# The job travels as a second cpio archive appended to the initramfs.
+jobdir=$(mktemp -d)
+trap 'rm -rf "$jobdir"' EXIT
+install -m 755 "$job" "$jobdir/job.sh"
+(cd "$jobdir" && echo job.sh | cpio -o -H newc --quiet | gzip -1) > "$jobdir/job.cpio.gz"
+cat "$out/initramfs.cpio.gz" "$jobdir/job.cpio.gz" > "$jobdir/initrd"
+
+half=$((cpus / 2))
+args=(
+	-accel tcg,thread=multi -cpu max -smp "$cpus" -m "$((mb[0] + mb[1] + mb[2]))M"
+	-object memory-backend-ram,id=m0,size="${mb[0]}M"
+	-object memory-backend-ram,id=m1,size="${mb[1]}M"
+	-object memory-backend-ram,id=m2,size="${mb[2]}M"
+	-numa node,nodeid=0,cpus=0-$((half - 1)),memdev=m0
+	-numa node,nodeid=1,cpus=$half-$((cpus - 1)),memdev=m1
+	-numa node,nodeid=2,memdev=m2
+	-kernel "$out/arch/x86/boot/bzImage" -initrd "$jobdir/initrd"
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 hung_task_panic=0"
+	-display none -monitor none -no-reboot
+	-serial file:"$console" -serial file:"$result"
+)
+[ -n "${GUEST_DISK:-}" ] && args+=(-drive file="$GUEST_DISK",if=virtio,format=raw)
+
+log "booting $variant-$profile: $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
+timeout --foreground -k 10 "$timeout" qemu-system-x86_64 "${args[@]}" &
+qpid=$!
+if [ -n "${VERBOSE:-}" ]; then
+	tail -n +1 -F --pid=$qpid "$console" 2>/dev/null
+else
+	# Job output only; kernel messages start with a [timestamp].
+	tail -n +1 -F --pid=$qpid "$console" 2>/dev/null | grep --line-buffered -v -E '^\[ *[0-9]+\.[0-9]+\]'
+fi
+wait $qpid && rc=0 || rc=$?
+
+[ $rc -eq 124 ] && warn "guest timed out after ${timeout}s"
+if ! grep -q '^init: job finished' "$console"; then
+	warn "the guest did not finish its job (qemu exit $rc)"
+	exit 1
+fi
+if kernel_problems "$console"; then
+	exit 3
+fi
+exit 0

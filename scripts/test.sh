@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# make test: build the patched kernel (debug config), boot it with 4 vCPUs,
+# run every guest test, and judge the kernel log.
+#   TESTS="10-migbench-verify ..."  run only these guest tests
+# Last line: "N passed, N failed"; exit status non-zero on any failure.
+. "$(dirname "$0")/lib.sh"
+
+"$TOP/scripts/deps.sh"
+"$TOP/scripts/tree.sh"
+"$TOP/scripts/build-kernel.sh" patched debug
+"$TOP/scripts/initramfs.sh" patched debug
+
+# A fresh ext4 disk for the page-cache and buffer-head tests.
+disk=$BUILD/test-disk.img
+rm -f "$disk"
+mkfs.ext4 -q -F "$disk" 512M
+
+job=$(mktemp)
+trap 'rm -f "$job"' EXIT
+list=""
+for t in ${TESTS:-}; do list="$list /opt/mig/tests/$t.sh"; done
+echo "sh /opt/mig/tests/run.sh$list" > "$job"
+
+rc=0
+GUEST_CPUS=${GUEST_CPUS:-4} GUEST_DISK=$disk \
+	"$TOP/scripts/run-guest.sh" patched debug test "$job" || rc=$?
+
+out=$RESULTS/test.out
+passed=$(grep -c -E '^ok [0-9]+ .*' "$out" | tr -d ' ' || true)
+skipped=$(grep -c -E '^ok [0-9]+ .*# SKIP' "$out" || true)
+failed=$(grep -c -E '^not ok ' "$out" || true)
+passed=$((passed - skipped))
+planned=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$out" | head -1)
+missing=$(( ${planned:-1} - passed - skipped - failed ))
+if [ "$missing" -gt 0 ]; then
+	warn "$missing planned tests did not report (guest crashed or timed out)"
+	failed=$((failed + missing))
+fi
+# The kernel log is one more test: it must be free of bug reports.
+grep -E '^(not )?ok ' "$out" || true
+case $rc in
+0) passed=$((passed + 1)); echo "ok - kernel log clean" ;;
+3) failed=$((failed + 1)); echo "not ok - kernel log clean (see results/test.console.log)" ;;
+*) failed=$((failed + 1)); echo "not ok - guest did not finish (exit $rc)" ;;
+esac
+summary="$passed passed, $failed failed"
+[ "$skipped" -gt 0 ] && summary="$summary, $skipped skipped"
+echo "$summary"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Create the kernel work tree build/linux: the pristine source as one commit
+# (tag "base") plus each patch of patches/ as its own commit. Also creates
+# build/vanilla, a worktree of the same repository checked out at "base".
+#
+#   scripts/tree.sh          create if missing, else report whether it matches patches/
+#   FORCE=1 scripts/tree.sh  move an existing tree aside and recreate it
+. "$(dirname "$0")/lib.sh"
+
+# The series as a list of changed lines, independent of hashes and dates,
+# so that the tree and patches/ can be compared.
+fingerprint() {
+	grep -h -E '^[+-]' "$@" 2>/dev/null | grep -v -E '^(\+\+\+|---)( |$)' | md5sum | cut -d' ' -f1
+}
+series_files() { ls "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | grep -v '/0000-' || true; }
+
+tree_matches_patches() {
+	local tmp a b
+	tmp=$(mktemp -d)
+	git -C "$TREE" format-patch -q -o "$tmp" base..HEAD
+	a=$(fingerprint "$tmp"/*.patch /dev/null)
+	mapfile -t files < <(series_files)
+	b=$(fingerprint "${files[@]}" /dev/null)
+	rm -rf "$tmp"
+	[ "$a" = "$b" ]
+}
+
+create_tree() {
+	local tmp=$BUILD/linux.tmp found
+	[ -f "$KERNEL_TARBALL" ] || die "$KERNEL_TARBALL not found (apt-get install $KERNEL_PACKAGE)"
+	rm -rf "$tmp" && mkdir -p "$tmp"
+	log "extracting $KERNEL_TARBALL"
+	tar -xf "$KERNEL_TARBALL" -C "$tmp" --strip-components=1
+	found=$(make -s -C "$tmp" kernelversion)
+	[ "$found" = "$KERNEL_VERSION" ] ||
+		warn "installed source is $found, config/kernel.env expects $KERNEL_VERSION; trying the series anyway"
+
+	# Fixed identity and dates make the "base" commit identical on every machine.
+	log "committing pristine $found as tag base"
+	(
+		cd "$tmp"
+		export GIT_AUTHOR_NAME=testbed GIT_AUTHOR_EMAIL=testbed@localhost
+		export GIT_COMMITTER_NAME=testbed GIT_COMMITTER_EMAIL=testbed@localhost
+		export GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z"
+		git init -q -b main
+		git config user.name >/dev/null || git config user.name testbed
+		git config user.email >/dev/null || git config user.email testbed@localhost
+		git add -A -f .
+		git commit -q -m "Linux $found ($KERNEL_PACKAGE, pristine)"
+		git tag base
+	)
+
+	mapfile -t files < <(series_files)
+	if [ ${#files[@]} -gt 0 ]; then
+		log "applying ${#files[@]} patches"
+		if ! git -C "$tmp" am -q "${files[@]}"; then
+			git -C "$tmp" am --abort || true
+			rm -rf "$tmp"
+			die "patches/ does not apply on $found (series made for $KERNEL_VERSION)"
+		fi
+	fi
+	set_cover_description "$tmp"
+	mv "$tmp" "$TREE"
+}
+
+# Keep the cover letter's subject and text as the branch description, from
+# which scripts/export.sh regenerates patches/0000-cover-letter.patch.
+set_cover_description() {
+	local cover=$TOP/patches/0000-cover-letter.patch
+	[ -f "$cover" ] || return 0
+	python3 - "$cover" > "$BUILD/cover.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+head, _, body = text.partition("\n\n")
+subj = re.search(r"^Subject: (?:\[[^]]*\] )?(.*(?:\n .*)*)", head, re.M).group(1)
+subj = re.sub(r"\n ", " ", subj)
+# Drop what format-patch appends: the shortlog, the diffstat and the signature.
+body = re.split(r"\n[^\n]+ \(\d+\):\n", body)[0].rstrip()
+print(subj + "\n\n" + body)
+PY
+	git -C "$1" config branch.main.description "$(cat "$BUILD/cover.txt")"
+}
+
+mkdir -p "$BUILD"
+if [ -d "$TREE/.git" ] && [ -n "${FORCE:-}" ]; then
+	old=$TREE.old-$(date +%Y%m%d-%H%M%S)
+	log "moving the existing tree to $old"
+	git -C "$TREE" worktree remove --force "$VANILLA" 2>/dev/null || rm -rf "$VANILLA"
+	mv "$TREE" "$old"
+fi
+
+if [ -d "$TREE/.git" ]; then
+	tree_matches_patches ||
+		warn "build/linux differs from patches/: run 'make export' to keep your commits, or 'make tree FORCE=1' to rebuild it from patches/"
+else
+	create_tree
+fi
+
+if [ ! -d "$VANILLA" ]; then
+	git -C "$TREE" worktree prune
+	git -C "$TREE" worktree add -q --detach "$VANILLA" base
+fi
