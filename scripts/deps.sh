@@ -12,6 +12,7 @@ PACKAGES=(
 	libnuma-dev			# migbench and the selftests (static)
 	e2fsprogs			# ext4 image for page-cache tests
 	python3-matplotlib		# bench plot
+	python3-ply			# checkpatch.pl's SPDX check
 )
 
 missing=()

@@ -19,7 +19,7 @@ out=$(kernel_out "$variant" "$profile")
 cpus=${GUEST_CPUS:-2}
 read -r -a mb <<< "${GUEST_NODE_MB:-1024 1024 1024}"
 timeout=${GUEST_TIMEOUT:-1800}
-[ "$cpus" -ge 2 ] || die "GUEST_CPUS must be at least 2 (one per CPU node)"
+[ "$cpus" -ge 2 ] && [ $((cpus % 2)) -eq 0 ] || die "GUEST_CPUS must be even and at least 2 (half per CPU node)"
 [ ${#mb[@]} -eq 3 ] || die "GUEST_NODE_MB needs three sizes"
 [ -f "$out/arch/x86/boot/bzImage" ] || die "no kernel in $out"
 
@@ -35,9 +35,9 @@ install -m 755 "$job" "$jobdir/job.sh"
 (cd "$jobdir" && echo job.sh | cpio -o -H newc --quiet | gzip -1) > "$jobdir/job.cpio.gz"
 cat "$out/initramfs.cpio.gz" "$jobdir/job.cpio.gz" > "$jobdir/initrd"
 
-half=$((cpus / 2))
+half=$((cpus / 2))	# one socket per CPU node, or the kernel warns about LLC siblings across nodes
 args=(
-	-accel tcg,thread=multi -cpu max -smp "$cpus" -m "$((mb[0] + mb[1] + mb[2]))M"
+	-accel tcg,thread=multi -cpu max -smp "$cpus,sockets=2,cores=$half,threads=1" -m "$((mb[0] + mb[1] + mb[2]))M"
 	-object memory-backend-ram,id=m0,size="${mb[0]}M"
 	-object memory-backend-ram,id=m1,size="${mb[1]}M"
 	-object memory-backend-ram,id=m2,size="${mb[2]}M"

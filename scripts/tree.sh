@@ -25,6 +25,14 @@ tree_matches_patches() {
 	[ "$a" = "$b" ]
 }
 
+# Debian's source ships a .gitignore that ignores everything at the top
+# level ("/*"), which would hide every file a patch adds. Drop that rule in
+# the work tree only, and tell git not to record the edit.
+unhide_new_files() {
+	sed -i -e '/^# Debian packaging/,/^!\/debian\/$/d' .gitignore
+	git update-index --skip-worktree .gitignore
+}
+
 create_tree() {
 	local tmp=$BUILD/linux.tmp found
 	[ -f "$KERNEL_TARBALL" ] || die "$KERNEL_TARBALL not found (apt-get install $KERNEL_PACKAGE)"
@@ -48,6 +56,7 @@ create_tree() {
 		git add -A -f .
 		git commit -q -m "Linux $found ($KERNEL_PACKAGE, pristine)"
 		git tag base
+		unhide_new_files
 	)
 
 	mapfile -t files < <(series_files)

@@ -36,9 +36,7 @@ static long sys_set_mempolicy(int mode, const unsigned long *mask,
 	return syscall(SYS_set_mempolicy, mode, mask, maxnode);
 }
 
-/* ======================================================================
- * anon (m)THP configuration
- * ====================================================================== */
+/* ---- anon (m)THP configuration ------------------------------------- */
 
 #define THP_DIR		"/sys/kernel/mm/transparent_hugepage"
 #define THP_MAX_KNOBS	32
@@ -165,7 +163,7 @@ int mthp_select(unsigned long kb)
 	if (!mthp_available(kb)) {
 		fprintf(stderr,
 			"mthp: %lu KiB anon folios not offered by this kernel "
-			"(no " THP_DIR "/hugepages-%lukB)\n", kb, kb);
+			"(no " THP_DIR "/hugepages-%lukB/enabled)\n", kb, kb);
 		return -1;
 	}
 	if (thp_save())
@@ -174,8 +172,11 @@ int mthp_select(unsigned long kb)
 		struct thp_knob *k = &thp_knobs[i];
 
 		if (!k->kb) {
-			/* per-size "always" does not need it; set it anyway
-			 * so that no "inherit" size surprises us */
+			/*
+			 * Only sizes set to "inherit" follow the top level and
+			 * none is left after this loop; "always" just keeps
+			 * the intent obvious to anyone reading sysfs.
+			 */
 			if (kb == 4)
 				continue;
 			mode = "always";
@@ -204,9 +205,7 @@ void mthp_restore(void)
 	thp_nr_knobs = 0;
 }
 
-/* ======================================================================
- * regions
- * ====================================================================== */
+/* ---- regions ------------------------------------------------------- */
 
 #define MASK_BITS	1024
 #define LONG_BITS	(8 * sizeof(unsigned long))
@@ -233,7 +232,7 @@ static int fault_in_on_node(char *buf, size_t len, int node)
 		return -1;
 	}
 	for (off = 0; off < len; off += MIG_PAGE_SIZE)
-		((volatile char *)buf)[off] = 1;
+		buf[off] = 1;	/* buf escapes: the store stays */
 	if (sys_set_mempolicy(MPOL_DEFAULT, NULL, 0)) {
 		fprintf(stderr, "region: set_mempolicy(MPOL_DEFAULT): %s\n",
 			strerror(errno));
@@ -287,9 +286,7 @@ void region_free(void *buf, size_t len)
 		munmap(buf, len);
 }
 
-/* ======================================================================
- * data pattern
- * ====================================================================== */
+/* ---- data pattern -------------------------------------------------- */
 
 #define WORDS_PER_PAGE	(MIG_PAGE_SIZE / sizeof(uint64_t))
 #define SEED_MUL	0x9e3779b97f4a7c15ULL
@@ -402,9 +399,7 @@ long verify_pattern(const void *buf, size_t len, uint64_t seed)
 	return first;
 }
 
-/* ======================================================================
- * placement
- * ====================================================================== */
+/* ---- placement ----------------------------------------------------- */
 
 static void **page_addrs(void *buf, size_t len, size_t step)
 {
@@ -472,9 +467,7 @@ long region_pages_on_node(void *buf, size_t len, int node)
 	return ret;
 }
 
-/* ======================================================================
- * folio size check via pagemap + kpageflags
- * ====================================================================== */
+/* ---- folio size check via pagemap + kpageflags --------------------- */
 
 #define PM_PRESENT		(1ULL << 63)
 #define PM_PFN_MASK		((1ULL << 55) - 1)
@@ -630,9 +623,7 @@ out:
 	return ret;
 }
 
-/* ======================================================================
- * migration
- * ====================================================================== */
+/* ---- migration ----------------------------------------------------- */
 
 #define STATUS_UNSET	INT_MIN
 
@@ -737,9 +728,7 @@ out:
 	return ret;
 }
 
-/* ======================================================================
- * misc
- * ====================================================================== */
+/* ---- misc ---------------------------------------------------------- */
 
 uint64_t now_ns(void)
 {

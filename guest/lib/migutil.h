@@ -27,8 +27,10 @@
 int mthp_select(unsigned long kb);
 /* Non-zero if the kernel offers anon folios of @kb KiB (4 always). */
 int mthp_available(unsigned long kb);
-/* Restore the settings saved by the first mthp_select(); idempotent and
- * async-signal-safe (only open/write/close). */
+/*
+ * Restore the settings saved by the first mthp_select(); idempotent and
+ * async-signal-safe (only open/write/close).
+ */
 void mthp_restore(void);
 
 /* ---- memory regions ----------------------------------------------------- */

@@ -23,9 +23,12 @@
 
 #define EXIT_VERIFY	1
 #define EXIT_SETUP	2
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_SIZES	16
 #define MAX_NODES	16
 #define MAX_REPS	1000
+#define MAX_THREADS	256
+#define MAX_SIZE_MB	(1UL << 20)
 
 static const unsigned long all_sizes[] = { 4, 16, 64, 256, 2048 };
 
@@ -38,6 +41,7 @@ struct opts {
 	unsigned long folios_per_call;	/* 0: not given */
 	unsigned long pages_per_call;	/* 0: not given */
 	int memcpy_threads;
+	int memcpy_only;		/* -M: skip the move benchmark */
 	int vnodes[MAX_NODES];
 	int nr_vnodes;			/* > 0: verification mode */
 	int all_pages;			/* pass every 4K address, not heads */
@@ -60,11 +64,14 @@ static void usage(FILE *f)
 "  -f NODE   source node (default 0)\n"
 "  -t NODE   destination node (default 1)\n"
 "  -k LIST   folio sizes in KiB, comma list or \"all\" = 4,16,64,256,2048\n"
-"  -r N      repetitions (default 5); cycles in -V mode\n"
-"  -b N      folios per move_pages() call (default: all in one call)\n"
-"  -p N      base pages per move_pages() call (alternative to -b)\n"
+"  -r N      repetitions (default 5); cycles around the nodes in -V mode\n"
+"  -b N      folios per move_pages() call (default or 0: all in one call)\n"
+"  -p N      base pages per move_pages() call (alternative to -b; whole\n"
+"            folios only, unless -a)\n"
 "  -a        pass every 4K page address (default: one address per folio)\n"
-"  -m N      also measure memcpy bandwidth with 1..N threads\n"
+"  -m N      also measure memcpy bandwidth with 1..N threads, reading on\n"
+"            the source node and writing on the destination node\n"
+"  -M        memcpy measurement only (implies -m 1 unless -m is given)\n"
 "  -V NODES  verification mode: move around the node cycle, e.g. 0,1,2\n"
 "  -j        JSON output, one object per line\n"
 "exit: 0 ok, 1 verification failure, 2 setup failure\n");
@@ -116,7 +123,7 @@ static int parse_sizes(const char *arg, struct opts *o)
 	int i;
 
 	if (!strcmp(arg, "all")) {
-		o->nr_kbs = sizeof(all_sizes) / sizeof(all_sizes[0]);
+		o->nr_kbs = ARRAY_SIZE(all_sizes);
 		memcpy(o->kbs, all_sizes, sizeof(all_sizes));
 		return 0;
 	}
@@ -145,28 +152,54 @@ static int parse_vnodes(const char *arg, struct opts *o)
 	return 0;
 }
 
+/* One option; non-zero if its argument is bad. */
+static int parse_opt(int c, const char *arg, struct opts *o)
+{
+	switch (c) {
+	case 's':
+		return parse_ulong(arg, &o->size_mb) || !o->size_mb ||
+		       o->size_mb > MAX_SIZE_MB;
+	case 'f':
+		return parse_int(arg, &o->from);
+	case 't':
+		return parse_int(arg, &o->to);
+	case 'k':
+		return parse_sizes(arg, o);
+	case 'r':
+		return parse_int(arg, &o->reps) || !o->reps ||
+		       o->reps > MAX_REPS;
+	case 'b':
+		return parse_ulong(arg, &o->folios_per_call);
+	case 'p':
+		return parse_ulong(arg, &o->pages_per_call);
+	case 'a':
+		o->all_pages = 1;
+		return 0;
+	case 'm':
+		return parse_int(arg, &o->memcpy_threads) ||
+		       !o->memcpy_threads || o->memcpy_threads > MAX_THREADS;
+	case 'M':
+		o->memcpy_only = 1;
+		return 0;
+	case 'V':
+		return parse_vnodes(arg, o);
+	case 'j':
+		o->json = 1;
+		return 0;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	}
+	return 1;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-	int c, bad = 0;
+	int c;
 
-	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:V:jh")) != -1) {
-		switch (c) {
-		case 's': bad |= parse_ulong(optarg, &o->size_mb) || !o->size_mb; break;
-		case 'f': bad |= parse_int(optarg, &o->from); break;
-		case 't': bad |= parse_int(optarg, &o->to); break;
-		case 'k': bad |= parse_sizes(optarg, o); break;
-		case 'r': bad |= parse_int(optarg, &o->reps) || !o->reps || o->reps > MAX_REPS; break;
-		case 'b': bad |= parse_ulong(optarg, &o->folios_per_call) || !o->folios_per_call; break;
-		case 'p': bad |= parse_ulong(optarg, &o->pages_per_call) || !o->pages_per_call; break;
-		case 'a': o->all_pages = 1; break;
-		case 'm': bad |= parse_int(optarg, &o->memcpy_threads) || !o->memcpy_threads; break;
-		case 'V': bad |= parse_vnodes(optarg, o); break;
-		case 'j': o->json = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: bad = 1;
-		}
-		if (bad) {
-			if (optarg && c != '?')
+	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:jh")) != -1) {
+		if (parse_opt(c, optarg, o)) {
+			if (c != '?')
 				fprintf(stderr, "migbench: bad argument for -%c: '%s'\n",
 					c, optarg);
 			return -1;
@@ -176,6 +209,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		fprintf(stderr, "migbench: stray arguments or both -b and -p\n");
 		return -1;
 	}
+	if (o->memcpy_only && o->nr_vnodes) {
+		fprintf(stderr, "migbench: -M and -V do not mix\n");
+		return -1;
+	}
+	if (o->memcpy_only && !o->memcpy_threads)
+		o->memcpy_threads = 1;
 	return 0;
 }
 
@@ -221,7 +260,10 @@ static int check_setup(const struct opts *o)
 		bad |= check_node(o->from);
 		bad |= check_node(o->to);
 	}
-	for (i = 0; i < o->nr_kbs; i++) {
+	for (i = 0; i < o->nr_kbs && !o->memcpy_only; i++) {
+		/* fail before any number is printed, not halfway through */
+		if (mthp_select(o->kbs[i]))
+			bad = 1;
 		if (((o->size_mb << 20) % (o->kbs[i] * 1024))) {
 			fprintf(stderr, "migbench: -s %lu MiB is not a multiple of %lu KiB folios\n",
 				o->size_mb, o->kbs[i]);
@@ -401,20 +443,30 @@ static void print_move(const struct opts *o, const struct move_plan *mp,
 	fflush(stdout);
 }
 
-/* One rep: timed move to the destination, untimed move back. */
+/*
+ * One rep: fresh folios on the source node, one timed move to the
+ * destination, verified. Each rep migrates newly faulted folios because
+ * Linux 6.12 splits an mTHP on its second migration: unmapping it PTE by
+ * PTE marks it partially mapped, the mark moves to the destination folio,
+ * and the next migrate_pages() splits it. Moving the same buffer back and
+ * forth would time 4K folios from the second rep on.
+ */
 static int bench_rep(const struct opts *o, const struct move_plan *mp,
-		     void *buf, int rep, double *out, unsigned long *busy)
+		     int rep, double *out, unsigned long *busy)
 {
 	uint64_t seed = seed_for(mp->kb, rep), ns;
+	void *buf;
+	int err;
 
-	/* fresh data each rep, so a page left from the last rep shows up */
+	buf = alloc_checked(mp, o->from, &err);
+	if (!buf)
+		return err;
 	fill_pattern(buf, mp->len, seed);
 	ns = move_verified(mp, buf, o->to, seed, 1, busy);
+	region_free(buf, mp->len);
 	if (!ns)
-		return -1;
+		return EXIT_VERIFY;
 	*out = gbps(mp->len, ns);
-	if (!move_verified(mp, buf, o->from, seed, 1, busy))
-		return -1;
 	fprintf(stderr, "  %lu KiB rep %d: %.3f GB/s (%.3f ms)\n",
 		mp->kb, rep, *out, ns / 1e6);
 	return 0;
@@ -425,23 +477,20 @@ static int bench_size(const struct opts *o, unsigned long kb)
 	double v[MAX_REPS];
 	struct move_plan mp;
 	unsigned long busy = 0;
-	int rep, err, ok = 1;
-	void *buf;
+	int rep, err = 0;
 
 	plan_moves(o, kb, &mp);
 	fprintf(stderr, "migbench: %lu KiB folios, %lu MiB, node %d -> %d, %lu addresses per call\n",
 		kb, o->size_mb, o->from, o->to, mp.per_call);
-	buf = alloc_checked(&mp, o->from, &err);
-	if (!buf)
-		return err;
-	for (rep = 0; rep < o->reps && ok; rep++)
-		ok = !bench_rep(o, &mp, buf, rep, &v[rep], &busy);
+	for (rep = 0; rep < o->reps && !err; rep++)
+		err = bench_rep(o, &mp, rep, &v[rep], &busy);
 	if (busy)
 		fprintf(stderr, "  note: %lu pages reported -EBUSY but were moved with their folio\n",
 			busy);
-	region_free(buf, mp.len);
-	print_move(o, &mp, v, ok);
-	return ok ? 0 : EXIT_VERIFY;
+	if (err == EXIT_SETUP)
+		return err;
+	print_move(o, &mp, v, !err);
+	return err;
 }
 
 /* ---- verification mode ---------------------------------------------- */
@@ -449,10 +498,12 @@ static int bench_size(const struct opts *o, unsigned long kb)
 static void print_hop(const struct opts *o, unsigned long kb, int hop,
 		      int from, int to, uint64_t ns, size_t len)
 {
-	if (o->json)
-		printf("{\"type\":\"verify\",\"folio_kb\":%lu,\"hop\":%d,\"from\":%d,\"to\":%d,\"ok\":%s,\"gbps\":%.3f}\n",
-		       kb, hop, from, to, ns ? "true" : "false",
-		       ns ? gbps(len, ns) : 0.0);
+	if (o->json && ns)
+		printf("{\"type\":\"verify\",\"folio_kb\":%lu,\"hop\":%d,\"from\":%d,\"to\":%d,\"ok\":true,\"gbps\":%.3f}\n",
+		       kb, hop, from, to, gbps(len, ns));
+	else if (o->json)
+		printf("{\"type\":\"verify\",\"folio_kb\":%lu,\"hop\":%d,\"from\":%d,\"to\":%d,\"ok\":false,\"gbps\":null}\n",
+		       kb, hop, from, to);
 	else
 		printf("verify %5lu KiB hop %3d: node %d -> %d %s\n",
 		       kb, hop, from, to, ns ? "ok" : "FAILED");
@@ -464,10 +515,13 @@ static int verify_size(const struct opts *o, unsigned long kb)
 	int n = o->nr_vnodes, hop, from, to, err;
 	uint64_t seed = seed_for(kb, 0xc0de), ns;
 	unsigned long busy = 0;
-	struct move_plan mp;
+	struct move_plan mp, every_page;
 	void *buf;
 
 	plan_moves(o, kb, &mp);
+	every_page = mp;
+	every_page.step = MIG_PAGE_SIZE;
+	every_page.per_call = mp.len / MIG_PAGE_SIZE;
 	buf = alloc_checked(&mp, o->vnodes[0], &err);
 	if (!buf)
 		return err;
@@ -477,7 +531,13 @@ static int verify_size(const struct opts *o, unsigned long kb)
 	for (hop = 0; hop < n * o->reps && !err; hop++) {
 		from = o->vnodes[hop % n];
 		to = o->vnodes[(hop + 1) % n];
-		ns = move_verified(&mp, buf, to, seed, 1, &busy);
+		/*
+		 * After the first hop, folios may have been split (see
+		 * bench_rep()): check their size only once and pass every
+		 * page, or split subpages would stay behind.
+		 */
+		ns = move_verified(hop ? &every_page : &mp, buf, to, seed,
+				   hop == 0, &busy);
 		print_hop(o, kb, hop, from, to, ns, mp.len);
 		err = ns ? 0 : EXIT_VERIFY;
 	}
@@ -558,8 +618,7 @@ static int memcpy_bench(const struct opts *o)
 	char *src, *dst;
 	double v[MAX_REPS];
 
-	/* huge pages keep TLB misses out of the baseline, like the kernel's
-	 * direct map */
+	/* 2M pages keep TLB misses out, as for the kernel's direct map */
 	if (mthp_available(2048) && !(len % (2048 * 1024)))
 		kb = 2048;
 	if (mthp_select(kb))
@@ -607,13 +666,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_SETUP;
 	}
+	install_signals();
 	if (check_setup(&o))
 		return EXIT_SETUP;
-	install_signals();
 
-	if (!o.nr_vnodes)
+	if (!o.nr_vnodes && !o.memcpy_only)
 		print_move_header(&o);
-	for (i = 0; i < o.nr_kbs; i++) {
+	for (i = 0; i < o.nr_kbs && !o.memcpy_only; i++) {
 		err = o.nr_vnodes ? verify_size(&o, o.kbs[i]) :
 				    bench_size(&o, o.kbs[i]);
 		if (err == EXIT_SETUP) {

@@ -6,8 +6,7 @@ for n in 0 1; do
 	echo 4 > /sys/devices/system/node/node$n/hugepages/hugepages-2048kB/nr_hugepages
 done
 echo always > /sys/kernel/mm/transparent_hugepage/enabled
-migration > /tmp/migration.log 2>&1
-rc=$?
-cat /tmp/migration.log
-[ $rc -eq 0 ] || exit $rc
+{ migration 2>&1; echo $? > /tmp/migration.rc; } | tee /tmp/migration.log
+rc=$(cat /tmp/migration.rc)
+[ "$rc" -eq 0 ] || exit "$rc"
 grep -q '^# Totals: .* skip:0 ' /tmp/migration.log || { echo "FAIL: a case was skipped"; exit 1; }
