@@ -1,22 +1,72 @@
 #!/bin/sh
 # In-guest benchmark driver. Environment: KERNEL (vanilla|patched), BENCH_MB,
-# BENCH_REPS, BENCH_SIZES (KiB list). Writes JSON lines on $RESULTS, each
-# tagged with the kernel, the migrator and its thread/channel count.
+# BENCH_REPS, BENCH_SIZES (KiB list or "all"). Writes JSON lines on $RESULTS,
+# each tagged with the kernel, the migrator and its thread/channel count.
 : "${BENCH_MB:=256}" "${BENCH_REPS:=5}" "${BENCH_SIZES:=all}"
+. /opt/mig/tests/lib.sh	# MIG, events, copy_seconds
+T=$TRACING
 
-tag() {	# migrator threads: prefix every JSON object with the run's labels
+tag() {	# migrator threads: label every JSON object of the run
 	sed -u "s/^{/{\"kernel\":\"$KERNEL\",\"migrator\":\"$1\",\"threads\":$2,/" > "$RESULTS"
 }
 
-run() {	# migrator threads
+# Throughput per folio size, and for the patched kernel the fraction F of
+# the move_pages() time spent in the batch copy, from the tracepoints.
+throughput() {	# migrator threads
 	echo "bench: $KERNEL, migrator $1, threads $2"
-	migbench -j -s "$BENCH_MB" -r "$BENCH_REPS" -k "$BENCH_SIZES" -f 0 -t 1 | tag "$1" "$2"
+	for kb in $(echo "$BENCH_SIZES" | sed 's/^all$/4 16 64 256 2048/; s/,/ /g'); do
+		[ -d $T/events/migrate/mm_migrate_batch_copy_begin ] &&
+			events on mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
+		migbench -j -s "$BENCH_MB" -r "$BENCH_REPS" -k "$kb" -f 0 -t 1 > /tmp/move.json
+		tag "$1" "$2" < /tmp/move.json
+		[ -d $T/events/migrate/mm_migrate_batch_copy_begin ] || continue
+		events off mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
+		move_s=$(sed -n 's/.*"move_s":\([0-9.]*\).*/\1/p' /tmp/move.json)
+		echo "{\"type\":\"copy_fraction\",\"folio_kb\":$kb,\"copy_s\":$(copy_seconds),\"move_s\":${move_s:-0}}" |
+			tag "$1" "$2"
+	done
 }
 
-migbench -j -s "$BENCH_MB" -r "$BENCH_REPS" -m "$(nproc)" -k 4 -b 0 -M | tag none 1
+# First-folio latency: from mm_migrate_batch_start to the first
+# mm_migrate_folio_remapped of that batch, for growing batches.
+latency() {	# folio_kb
+	for pages in 512 1024 2048 4096 8192 16384; do
+		echo $pages > $MIG/max_batch_pages
+		events on mm_migrate_batch_start mm_migrate_folio_remapped
+		migbench -j -s 64 -r 3 -k "$1" -f 0 -t 1 > /tmp/lat.json
+		events off mm_migrate_batch_start mm_migrate_folio_remapped
+		gbps=$(sed -n 's/.*"gbps":\([0-9.]*\).*/\1/p' /tmp/lat.json)
+		awk -v pages=$pages -v kb=$1 -v gbps=${gbps:-0} '
+			/mm_migrate_batch_start:/ { sub(":", "", $4); t0 = $4; open = 1 }
+			/mm_migrate_folio_remapped:/ && open {
+				sub(":", "", $4); lat[n++] = ($4 - t0) * 1000; open = 0 }
+			END {
+				if (!n) exit
+				for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
+					if (lat[j] < lat[i]) { x = lat[i]; lat[i] = lat[j]; lat[j] = x }
+				printf "{\"type\":\"latency\",\"max_batch_pages\":%d,\"folio_kb\":%d,\"batches\":%d,\"first_ms_median\":%.3f,\"first_ms_max\":%.3f,\"gbps\":%s}\n",
+					pages, kb, n, lat[int(n / 2)], lat[n - 1], gbps
+			}' $T/trace | tag kernel 1
+	done
+	echo 512 > $MIG/max_batch_pages
+}
+
+echo 8192 > $T/buffer_size_kb
+migbench -j -s "$BENCH_MB" -r "$BENCH_REPS" -m "$(nproc)" -M | tag none 1
 
 if [ "$KERNEL" = vanilla ]; then
-	run none 1
+	throughput none 1
 else
-	run kernel 1
+	throughput kernel 1
+	latency 4
+	latency 2048
+	if modprobe migrate_mtcopy 2>/dev/null; then
+		echo mtcopy > $MIG/migrator
+		for t in 1 2; do
+			echo $t > $MIG/mtcopy/threads
+			throughput mtcopy $t
+		done
+		echo kernel > $MIG/migrator
+		rmmod migrate_mtcopy
+	fi
 fi

@@ -46,8 +46,11 @@ def build(objs):
               for o in objs if o.get("type") == "memcpy"]
     for r in runs:
         r.pop("type", None)
-    extra = [o for o in objs if o.get("type") not in ("move", "memcpy")]
-    return {"runs": runs, "memcpy": memcpy, "other": extra}
+    fractions = [o for o in objs if o.get("type") == "copy_fraction"]
+    for f in fractions:
+        f["fraction"] = f["copy_s"] / f["move_s"] if f["move_s"] else None
+    latency = [o for o in objs if o.get("type") == "latency"]
+    return {"runs": runs, "memcpy": memcpy, "copy_fraction": fractions, "latency": latency}
 
 
 def table(data):
@@ -59,6 +62,8 @@ def table(data):
         if r["kernel"] != "vanilla" and k not in keys:
             keys.append(k)
     sizes = [kb for kb in FOLIO_KB if any(r["folio_kb"] == kb for r in runs)]
+    fractions = {f["folio_kb"]: f["fraction"] for f in data["copy_fraction"]
+                 if f["migrator"] == "kernel" and f["fraction"] is not None}
     head = ["folio", "vanilla GB/s"]
     for k in keys:
         head += [f"{config_name(k)} GB/s", f"{config_name(k)} / vanilla"]
@@ -69,11 +74,17 @@ def table(data):
         for k in keys:
             r = next((x for x in runs if config_key(x) == k and x["folio_kb"] == kb), None)
             row.append(fmt_run(r))
-            row.append(f"{r['gbps'] / b['gbps']:.3f}" if r and b else "-")
+            ratio = f"{r['gbps'] / b['gbps']:.3f}" if r and b else "-"
+            f = fractions.get(kb)
+            if r and b and f is not None and k[1] not in ("kernel", "none"):
+                ratio += f" (Amdahl {amdahl(f, k[2]):.2f})"
+            row.append(ratio)
         lines.append("| " + " | ".join(row) + " |")
     total = {r["total_mb"] for r in runs}
     out = [f"move_pages() node0 -> node1, {'/'.join(map(str, sorted(total)))} MiB, "
-           "median of the repetitions [min-max]; every byte and page node verified.", ""]
+           "median of the repetitions [min-max]; every byte and page node verified.",
+           "Ratios are against vanilla; for offloading migrators, (Amdahl N) is the bound",
+           "1/((1-F)+F/N) from the copy fraction F measured with the kernel migrator.", ""]
     out += lines
     unverified = [r for r in runs if not r.get("verified")]
     if unverified:
@@ -82,7 +93,41 @@ def table(data):
         out += ["", "In-guest memcpy bandwidth (the copy bound):", "",
                 "| kernel | threads | GB/s |", "|---|---|---|"]
         out += [f"| {m['kernel']} | {m['threads']} | {m['gbps']:.3f} |" for m in data["memcpy"]]
+    out += fraction_table(data) + latency_table(data)
     return "\n".join(out) + "\n"
+
+
+def amdahl(f, n):
+    return 1 / ((1 - f) + f / n)
+
+
+def fraction_table(data):
+    rows = [f for f in data["copy_fraction"] if f["migrator"] == "kernel" and f["fraction"] is not None]
+    if not rows:
+        return []
+    out = ["", "Copy fraction F of move_pages() time (batch-copy tracepoints, migrator kernel),",
+           "and the Amdahl bound on the speedup of a copy N times faster:", "",
+           "| folio | copy s | move_pages s | F | bound N=2 | bound N=4 | bound N=inf |",
+           "|---|---|---|---|---|---|---|"]
+    for f in sorted(rows, key=lambda f: f["folio_kb"]):
+        x = f["fraction"]
+        out.append(f"| {folio_label(f['folio_kb'])} | {f['copy_s']:.3f} | {f['move_s']:.3f} | {x:.3f} "
+                   f"| {amdahl(x, 2):.2f} | {amdahl(x, 4):.2f} | {1 / (1 - x) if x < 1 else float('inf'):.2f} |")
+    return out
+
+
+def latency_table(data):
+    rows = data["latency"]
+    if not rows:
+        return []
+    out = ["", "First-folio latency: from mm_migrate_batch_start to the batch's first",
+           "mm_migrate_folio_remapped (median and max over batches), 64 MiB per move, migrator kernel:", "",
+           "| folio | max_batch_pages | batches | first folio ms (median) | max | GB/s |",
+           "|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["folio_kb"], r["max_batch_pages"])):
+        out.append(f"| {folio_label(r['folio_kb'])} | {r['max_batch_pages']} | {r['batches']} "
+                   f"| {r['first_ms_median']:.3f} | {r['first_ms_max']:.3f} | {r['gbps']:.3f} |")
+    return out
 
 
 def fmt_run(r):

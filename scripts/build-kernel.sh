@@ -34,17 +34,21 @@ check_config() {
 			! grep -q "^$sym=" "$out/.config" || { warn "$sym should be unset"; bad=1; }
 		fi
 	done < <(cat "${frags[@]}")
-	[ $bad -eq 0 ] || die "config fragments do not apply cleanly for $variant-$profile (missing dependency?)"
+	return $bad
 }
 
 stamp=$(cat "${frags[@]}" | md5sum | cut -d' ' -f1)
 mkdir -p "$out"
-if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "$stamp" ]; then
+# Reconfigure when a fragment changed, or when .config no longer has what
+# the fragments ask for (a Kconfig change in the tree can drop options).
+if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "$stamp" ] ||
+   ! check_config 2>/dev/null; then
 	log "configuring $variant-$profile"
 	make -s -C "$src" O="$out" tinyconfig >/dev/null
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
 	make -s -C "$src" O="$out" olddefconfig >/dev/null
-	check_config
+	check_config ||
+		die "config fragments do not apply cleanly for $variant-$profile (missing dependency?)"
 	echo "$stamp" > "$out/.fragments"
 fi
 

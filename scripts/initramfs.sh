@@ -40,7 +40,7 @@ mkdir -p "$stage"/{bin,sbin,proc,sys,dev,tmp,mnt,lib/modules} "$bin" "$stage/opt
 cp /bin/busybox "$stage/bin/busybox"
 install -m 755 "$TOP/guest/init" "$stage/init"
 cp "$BUILD"/guest/* "$out"/selftests/* "$bin/"
-install -m 755 "$TOP"/guest/tests/*.sh "$stage/opt/mig/tests/"
+install -m 644 "$TOP"/guest/tests/*.sh "$stage/opt/mig/tests/"
 install -m 755 "$TOP/guest/bench.sh" "$stage/opt/mig/bench.sh"
 [ -d "$out/mods/lib/modules" ] && cp -a "$out"/mods/lib/modules/* "$stage/lib/modules/"
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.cpio.gz"

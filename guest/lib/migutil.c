@@ -797,3 +797,223 @@ int numa_usable(void)
 	/* ENOSYS: kernel built without CONFIG_NUMA */
 	return syscall(SYS_get_mempolicy, NULL, NULL, 0, NULL, 0) == 0;
 }
+
+/* ---- shmem (m)THP configuration ------------------------------------ */
+
+static struct thp_knob shmem_knobs[THP_MAX_KNOBS];
+static int shmem_nr_knobs;
+static int shmem_saved;
+
+static int shmem_add_knob(const char *path, unsigned long kb)
+{
+	struct thp_knob *k;
+
+	if (shmem_nr_knobs == THP_MAX_KNOBS) {
+		fprintf(stderr, "shmem thp: too many THP sizes\n");
+		return -1;
+	}
+	k = &shmem_knobs[shmem_nr_knobs];
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	k->kb = kb;
+	if (thp_read_mode(k->path, k->saved, sizeof(k->saved))) {
+		fprintf(stderr, "shmem thp: cannot read %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	shmem_nr_knobs++;
+	return 0;
+}
+
+/* Top level first (index 0), then every size that has shmem_enabled. */
+static int shmem_save(void)
+{
+	char path[128];
+	struct dirent *de;
+	unsigned long kb;
+	DIR *d;
+	int ret;
+
+	if (shmem_saved)
+		return 0;
+	if (access(THP_DIR "/shmem_enabled", F_OK))
+		return 0;	/* no shmem THP: nothing to save */
+	d = opendir(THP_DIR);
+	if (!d)
+		return 0;
+	ret = shmem_add_knob(THP_DIR "/shmem_enabled", 0);
+	while (!ret && (de = readdir(d))) {
+		if (sscanf(de->d_name, "hugepages-%lukB", &kb) != 1)
+			continue;
+		snprintf(path, sizeof(path),
+			 THP_DIR "/hugepages-%lukB/shmem_enabled", kb);
+		if (access(path, F_OK))
+			continue;
+		ret = shmem_add_knob(path, kb);
+	}
+	closedir(d);
+	if (ret) {
+		shmem_nr_knobs = 0;
+		return ret;
+	}
+	shmem_saved = 1;
+	atexit(shmem_thp_restore);
+	return 0;
+}
+
+int shmem_thp_available(unsigned long kb)
+{
+	char path[128];
+
+	if (kb == 4)
+		return 1;
+	snprintf(path, sizeof(path), THP_DIR "/hugepages-%lukB/shmem_enabled",
+		 kb);
+	return access(path, F_OK) == 0;
+}
+
+unsigned long thp_pmd_kb(void)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	fd = open(THP_DIR "/hpage_pmd_size", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtoul(buf, NULL, 10) / 1024;
+}
+
+int shmem_thp_select(unsigned long kb)
+{
+	unsigned long pmd_kb = thp_pmd_kb();
+	const char *mode;
+	int i;
+
+	if (!shmem_thp_available(kb)) {
+		fprintf(stderr,
+			"shmem thp: %lu KiB shmem folios not offered by this kernel "
+			"(no " THP_DIR "/hugepages-%lukB/shmem_enabled)\n",
+			kb, kb);
+		return -1;
+	}
+	if (shmem_save())
+		return -1;
+	for (i = 0; i < shmem_nr_knobs; i++) {
+		struct thp_knob *k = &shmem_knobs[i];
+
+		if (!k->kb)
+			mode = kb == pmd_kb ? "always" : "never";
+		else
+			mode = k->kb == kb ? "always" : "never";
+		if (thp_write_mode(k->path, mode)) {
+			fprintf(stderr, "shmem thp: cannot write '%s' to %s: %s\n",
+				mode, k->path, strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void shmem_thp_restore(void)
+{
+	int i;
+
+	if (!shmem_saved)
+		return;
+	/* per-size knobs first: "inherit" may be refused under "force" */
+	for (i = shmem_nr_knobs - 1; i >= 0; i--)
+		thp_write_mode(shmem_knobs[i].path, shmem_knobs[i].saved);
+	shmem_saved = 0;
+	shmem_nr_knobs = 0;
+}
+
+/* ---- more regions -------------------------------------------------- */
+
+void *region_map(size_t len, unsigned long folio_kb, int flags, int fd)
+{
+	size_t align = folio_kb * 1024, res_len = len + align;
+	char *res, *buf;
+
+	if (!len || folio_kb < 4 || len % align) {
+		fprintf(stderr, "region: size %zu is not a multiple of %lu KiB\n",
+			len, folio_kb);
+		return NULL;
+	}
+	/* reserve an over-sized range, then map over its aligned part */
+	res = mmap(NULL, res_len, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED) {
+		fprintf(stderr, "region: reserve %zu: %s\n", res_len,
+			strerror(errno));
+		return NULL;
+	}
+	buf = (char *)(((uintptr_t)res + align - 1) & ~(uintptr_t)(align - 1));
+	if (mmap(buf, len, PROT_READ | PROT_WRITE, flags | MAP_FIXED, fd, 0) ==
+	    MAP_FAILED) {
+		fprintf(stderr, "region: mmap %zu (flags %#x): %s\n", len, flags,
+			strerror(errno));
+		munmap(res, res_len);
+		return NULL;
+	}
+	if (buf > res)
+		munmap(res, buf - res);
+	if (res + res_len > buf + len)
+		munmap(buf + len, res + res_len - (buf + len));
+
+	if (madvise(buf, len, folio_kb > 4 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
+	    folio_kb > 4) {
+		fprintf(stderr, "region: madvise(MADV_HUGEPAGE): %s\n",
+			strerror(errno));
+		munmap(buf, len);
+		return NULL;
+	}
+	return buf;
+}
+
+int region_fault_in(void *buf, size_t len, int node)
+{
+	return fault_in_on_node(buf, len, node);
+}
+
+/* ---- more placement ------------------------------------------------ */
+
+long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip)
+{
+	size_t npages = len / MIG_PAGE_SIZE, i;
+	uint64_t *pm, kf;
+	long missing = 0;
+
+	if (open_once(&pagemap_fd, "/proc/self/pagemap") ||
+	    open_once(&kpageflags_fd, "/proc/kpageflags"))
+		return -1;
+	pm = malloc(npages * sizeof(*pm));
+	if (!pm || read_entries(pagemap_fd, pm, npages,
+				(uintptr_t)buf / MIG_PAGE_SIZE)) {
+		fprintf(stderr, "kpageflags: cannot read pagemap\n");
+		free(pm);
+		return -1;
+	}
+	for (i = 0; i < npages; i++) {
+		kf = 0;
+		if ((pm[i] & PM_PRESENT) && (pm[i] & PM_PFN_MASK) &&
+		    read_entries(kpageflags_fd, &kf, 1, pm[i] & PM_PFN_MASK)) {
+			fprintf(stderr, "kpageflags: cannot read /proc/kpageflags\n");
+			missing = -1;
+			break;
+		}
+		if ((kf & (1ULL << kpf)) || (kf & skip))
+			continue;
+		if (!missing++)
+			fprintf(stderr, "kpageflags: page %p (pagemap %#llx, flags %#llx) lacks flag bit %d\n",
+				(char *)buf + i * MIG_PAGE_SIZE,
+				(unsigned long long)pm[i],
+				(unsigned long long)kf, kpf);
+	}
+	free(pm);
+	return missing;
+}

@@ -97,4 +97,54 @@ int node_cpus(int node, int *cpus, int max);
 /* Expand a kernel list file such as "0-3,8"; count or -1. */
 int sysfs_read_list(const char *path, int *out, int max);
 
+/* ---- shmem (m)THP configuration ---------------------------------------- */
+
+/*
+ * Non-zero if anonymous shmem (MAP_SHARED | MAP_ANONYMOUS) can get folios of
+ * @kb KiB: hugepages-<kb>kB/shmem_enabled exists (4 always).
+ */
+int shmem_thp_available(unsigned long kb);
+/* PMD size in KiB (hpage_pmd_size), 0 if the kernel has no THP. */
+unsigned long thp_pmd_kb(void);
+/*
+ * Make new shmem folios exactly @kb KiB: that size's shmem_enabled becomes
+ * "always", every other size "never".  The top-level shmem_enabled, which
+ * is all that tmpfs and memfd follow in 6.12 (PMD size or nothing), becomes
+ * "always" if @kb is the PMD size, else "never".  The first call saves the
+ * settings; shmem_thp_restore() (also registered with atexit()) puts them
+ * back.  Returns 0, or -1 if the size is not offered.
+ */
+int shmem_thp_select(unsigned long kb);
+/* Idempotent and async-signal-safe, like mthp_restore(). */
+void shmem_thp_restore(void);
+
+/* ---- more regions ------------------------------------------------------- */
+
+/*
+ * mmap @len bytes at an address aligned to @folio_kb, with @flags
+ * (MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS ...) on @fd at offset 0, and
+ * advise it for that folio size.  Unlike trimming an over-sized mapping,
+ * the new mapping starts at file offset 0, so its folios can be aligned.
+ * Nothing is faulted in.  Returns NULL on failure; free with region_free().
+ */
+void *region_map(size_t len, unsigned long folio_kb, int flags, int fd);
+/* Write-fault every page of [buf, buf + len) in with allocations on @node. */
+int region_fault_in(void *buf, size_t len, int node);
+
+/* ---- more placement ------------------------------------------------------ */
+
+/* bits of /proc/kpageflags, see include/uapi/linux/kernel-page-flags.h */
+#define KPF_COMPOUND_HEAD_BIT	15
+#define KPF_COMPOUND_TAIL_BIT	16
+#define KPF_UNEVICTABLE_BIT	18
+#define KPF_MLOCKED_BIT		33
+
+/*
+ * Number of base pages of [buf, buf + len) whose /proc/kpageflags entry
+ * lacks bit @kpf (KPF_*_BIT), counting pages that are not present; pages
+ * with any flag of the mask @skip are not checked.  -1 on error.  The
+ * first such page is reported on stderr.
+ */
+long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip);
+
 #endif /* MIGUTIL_H */

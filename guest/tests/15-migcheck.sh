@@ -1,0 +1,16 @@
+#!/bin/sh
+# Integrity matrix with the batch path on (kernel migrator) and off: every
+# folio size x mapping kind (private, shared across processes, memfd, ext4
+# page cache, mlocked) x move_pages/migrate_pages/mbind, around nodes
+# 0 -> 1 -> 2 -> 0; then threads writing counters into pages that migrate
+# back and forth, and no write may be lost.
+. /opt/mig/tests/lib.sh
+
+snap
+migcheck -q || fail "matrix with the batch path on"
+[ "$(delta batches)" -gt 0 ] || fail "the batch path was not used"
+echo none > $MIG/reasons
+migcheck -q -k 4,2048 || fail "matrix with the batch path off"
+echo all > $MIG/reasons
+migcheck -q -W 5 -k 4,2048 || fail "concurrent writers"
+finish

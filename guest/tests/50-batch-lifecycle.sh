@@ -1,0 +1,41 @@
+#!/bin/sh
+# Select, deselect, load and unload migrators and flip the reasons while
+# migrations run. The migrations must stay exact; an active migrator's
+# module must refuse to unload; nothing may crash, leak or trip lockdep
+# (the kernel log is judged separately).
+. /opt/mig/tests/lib.sh
+
+migrations() {	# background load: verified hops until /tmp/stop exists
+	while [ ! -e /tmp/stop ]; do
+		migbench -s 2 -k 4,64,2048 -r 1 -V 0,1,2 > /tmp/bg.log 2>&1 ||
+			{ cat /tmp/bg.log; echo bad > /tmp/bg.failed; }
+	done
+}
+rm -f /tmp/stop /tmp/bg.failed
+migrations &
+bg=$!
+
+i=0
+while [ $i -lt 15 ]; do
+	modprobe test_migrator || fail "modprobe $i"
+	echo $((i % 3)) > $MIG/test/delay_ms
+	select_migrator test || fail "select $i"
+	[ "$(active)" = test ] || fail "test not active after select"
+	if rmmod test_migrator 2>/dev/null; then
+		fail "rmmod of the active migrator succeeded"
+		break
+	fi
+	[ $((i % 4)) -eq 0 ] && echo none > $MIG/reasons
+	sleep 1
+	echo all > $MIG/reasons
+	select_migrator kernel || fail "deselect $i"
+	rmmod test_migrator || fail "rmmod $i"
+	grep -q test $MIG/migrator && fail "test still listed after rmmod"
+	i=$((i + 1))
+done
+
+touch /tmp/stop
+wait $bg
+[ -e /tmp/bg.failed ] && fail "a migration under select/unload was not exact"
+[ "$(cat $MIG/migrator)" = "[kernel]" ] || fail "final migrator list: $(cat $MIG/migrator)"
+finish

@@ -1,0 +1,37 @@
+#!/bin/sh
+# mtcopy with 1 and 4 threads copies every folio size exactly, including
+# batches with fewer folios than threads (folios cut into chunks).
+. /opt/mig/tests/lib.sh
+
+modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
+select_migrator mtcopy || fail "cannot select mtcopy"
+M=$MIG/mtcopy
+
+for t in 1 4; do
+	echo $t > $M/threads
+	snap
+	migbench -s 4 -k all -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
+		{ cat /tmp/mb.log; fail "threads=$t: data not exact"; }
+	echo "threads=$t: folios +$(delta folios) batches +$(delta batches) error +$(delta fallback_error)"
+	[ "$(delta folios)" -gt 0 ] || fail "threads=$t: mtcopy copied nothing"
+	[ "$(delta fallback_error)" -eq 0 ] || fail "threads=$t: copies failed"
+done
+
+# One 2M folio per batch and 4 threads: each thread copies a quarter of it.
+echo 4 > $M/threads
+echo 512 > $MIG/max_batch_pages
+snap
+migbench -s 4 -k 2048 -r 2 -V 0,1 > /tmp/mb.log 2>&1 ||
+	{ cat /tmp/mb.log; fail "chunked copy: data not exact"; }
+[ "$(delta folios)" -gt 0 ] || fail "chunked copy: nothing copied by mtcopy"
+
+for v in 0 65 -1 abc ""; do write_fails $M/threads "$v"; done
+for v in nowhere "" 1; do write_fails $M/placement "$v"; done
+write_fails $M/min_batch_pages -5
+echo spread > $M/placement && migbench -s 2 -k 2048 -r 1 -V 0,1 > /dev/null ||
+	fail "placement spread"
+echo dst_node > $M/placement
+
+select_migrator kernel
+rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
+finish

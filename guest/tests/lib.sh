@@ -1,0 +1,43 @@
+# Helpers for the guest tests; sourced.
+MIG=/sys/kernel/mm/migration
+fails=0
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+pass() { echo "ok: $*"; }
+# Exit with the verdict of the checks made so far.
+finish() { [ "$fails" -eq 0 ] && exit 0; echo "$fails checks failed"; exit 1; }
+
+counter() { cat "$MIG/stats/$1"; }
+# Snapshot all counters into variables s_<name>; delta NAME prints the change.
+snap() { for f in "$MIG"/stats/*; do eval "s_$(basename "$f")=$(cat "$f")"; done; }
+delta() { eval "echo \$(( \$(counter $1) - s_$1 ))"; }
+
+# The active migrator: the bracketed name.
+active() { sed -n 's/.*\[\(.*\)\].*/\1/p' "$MIG/migrator"; }
+select_migrator() { echo "$1" > "$MIG/migrator"; }
+
+# write_fails FILE VALUE: the write must fail and leave FILE unchanged.
+write_fails() {
+	before=$(cat "$1")
+	if echo "$2" > "$1" 2>/dev/null; then
+		fail "writing '$2' to $1 succeeded"
+	elif [ "$(cat "$1")" != "$before" ]; then
+		fail "failed write of '$2' changed $1 from '$before' to '$(cat "$1")'"
+	else
+		pass "'$2' rejected by $(basename "$1")"
+	fi
+}
+
+# Tracepoints of the migrate group (also used by /opt/mig/bench.sh).
+TRACING=/sys/kernel/tracing
+events() {	# on|off EVENT...: enable (on a cleared buffer) or disable
+	v=0; [ "$1" = on ] && v=1 && : > $TRACING/trace
+	shift
+	for e in "$@"; do echo $v > $TRACING/events/migrate/$e/enable; done
+}
+# Sum of the batch-copy durations in the trace buffer, in seconds.
+copy_seconds() {
+	awk '/mm_migrate_batch_copy_begin:/ { sub(":", "", $4); t = $4 }
+	     /mm_migrate_batch_copy_end:/   { sub(":", "", $4); s += $4 - t }
+	     END { printf "%.6f\n", s }' $TRACING/trace
+}
