@@ -7,7 +7,7 @@
 T=$TRACING
 
 tag() {	# migrator threads: label every JSON object of the run
-	sed -u "s/^{/{\"kernel\":\"$KERNEL\",\"migrator\":\"$1\",\"threads\":$2,/" > "$RESULTS"
+	sed "s/^{/{\"kernel\":\"$KERNEL\",\"migrator\":\"$1\",\"threads\":$2,/" > "$RESULTS"
 }
 
 # Throughput per folio size, and for the patched kernel the fraction F of

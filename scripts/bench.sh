@@ -23,5 +23,6 @@ JOB
 		die "benchmark run on the $v kernel failed (results/bench-$v.console.log)"
 done
 
-python3 "$TOP/scripts/bench-report.py" "$RESULTS"/bench-vanilla.out "$RESULTS"/bench-patched.out \
+# Debian's python3, which has python3-matplotlib (another python3 may come first in PATH)
+/usr/bin/python3 "$TOP/scripts/bench-report.py" "$RESULTS"/bench-vanilla.out "$RESULTS"/bench-patched.out \
 	--out "$RESULTS/bench"

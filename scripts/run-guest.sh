@@ -45,7 +45,7 @@ args=(
 	-numa node,nodeid=1,cpus=$half-$((cpus - 1)),memdev=m1
 	-numa node,nodeid=2,memdev=m2
 	-kernel "$out/arch/x86/boot/bzImage" -initrd "$jobdir/initrd"
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 hung_task_panic=0"
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 watchdog_thresh=60"
 	-display none -monitor none -no-reboot
 	-serial file:"$console" -serial file:"$result"
 )

@@ -22,7 +22,9 @@ for t in ${TESTS:-}; do list="$list /opt/mig/tests/$t.sh"; done
 echo "sh /opt/mig/tests/run.sh$list" > "$job"
 
 rc=0
-GUEST_CPUS=${GUEST_CPUS:-4} GUEST_DISK=$disk \
+# Node 0 also holds the kernel and, in the debug kernel, the KASAN shadow of
+# all nodes: give it more, so that migrations to it do not run short of THPs.
+GUEST_NODE_MB=${GUEST_NODE_MB:-1536 1024 1024} GUEST_CPUS=${GUEST_CPUS:-4} GUEST_DISK=$disk \
 	"$TOP/scripts/run-guest.sh" patched debug test "$job" || rc=$?
 
 out=$RESULTS/test.out

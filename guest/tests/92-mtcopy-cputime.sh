@@ -7,9 +7,9 @@
 # costs more guest CPU time.)
 . /opt/mig/tests/lib.sh
 
-stime() {	# the migrating process's system time for 2M folios node0 -> node1
+stime() {	# the migrating thread's system time in move_pages(), 2M folios
 	migbench -j -s 32 -k 2048 -r 3 -f 0 -t 1 2>/dev/null |
-		sed -n 's/.*"stime_s":\([0-9.]*\).*/\1/p'
+		sed -n 's/.*"move_stime_s":\([0-9.]*\).*/\1/p'
 }
 
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
