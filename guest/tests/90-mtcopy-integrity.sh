@@ -28,7 +28,8 @@ migbench -s 4 -k 2048 -r 2 -V 0,1 > /tmp/mb.log 2>&1 ||
 for v in 0 65 -1 abc ""; do write_fails $M/threads "$v"; done
 for v in nowhere "" 1; do write_fails $M/placement "$v"; done
 write_fails $M/min_batch_pages -5
-echo spread > $M/placement && migbench -s 2 -k 2048 -r 1 -V 0,1 > /dev/null ||
+# spread, also towards the memory-only node 2, which has no CPUs
+echo spread > $M/placement && migbench -s 2 -k 4,2048 -r 1 -V 0,1,2 > /dev/null ||
 	fail "placement spread"
 echo dst_node > $M/placement
 

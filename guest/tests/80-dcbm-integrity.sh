@@ -1,0 +1,143 @@
+#!/bin/sh
+# dcbm copies migration batches with the DMA_MEMCPY channels of swdma, on one
+# and on four channels, with descriptors completing in order, in reverse and
+# at random: every byte must arrive (migbench verifies each hop), the DMA
+# engine must have copied the folios, and none may fall back to the CPU.
+# Also: the defaults and bad input of /sys/kernel/mm/migration/dcbm/, the
+# choice of the DMA device, and the minimum batch.
+. /opt/mig/tests/lib.sh
+
+P=/sys/module/swdma/parameters
+D=$MIG/dcbm
+
+modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
+modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+grep -qw dcbm $MIG/migrator || fail "dcbm not listed: $(cat $MIG/migrator)"
+# the DMA device swdma registered, e.g. dma0
+dev=$(ls /sys/class/dma | sed -n 's/chan0$//p' | head -1)
+[ -n "$dev" ] || fail "no swdma channels in /sys/class/dma"
+
+[ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels default: $(cat $D/nr_channels)"
+[ "$(cat $D/timeout_ms)" = 5000 ] || fail "timeout_ms default: $(cat $D/timeout_ms)"
+[ "$(cat $D/min_batch_pages)" = 0 ] || fail "min_batch_pages default: $(cat $D/min_batch_pages)"
+[ -z "$(cat $D/device)" ] || fail "device default: $(cat $D/device)"
+[ -z "$(cat $D/channels)" ] || fail "channels held while not selected: $(cat $D/channels)"
+for v in 0 17 -1 abc 4x ""; do write_fails $D/nr_channels "$v"; done
+for v in 0 60001 -5 x; do write_fails $D/timeout_ms "$v"; done
+for v in -1 x 99999999999; do write_fails $D/min_batch_pages "$v"; done
+write_fails $D/device "a b"
+write_fails $D/device "0123456789012345678901234567890123"
+
+others="fallback_busy fallback_nomem fallback_timeout fallback_error fallback_incomplete fallback_declined fallback_below_min"
+# run LABEL: verified hops of 4K, 64K and 2M folios; dcbm must copy them all
+run() {
+	snap
+	migbench -s 4 -k 4,64,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
+		{ cat /tmp/mb.log; fail "$1: data not exact after migration"; }
+	fb=0
+	for c in $others; do fb=$((fb + $(delta $c))); done
+	echo "$1: batches +$(delta batches) folios +$(delta folios)" \
+	     "bytes +$(delta bytes) fallbacks +$fb"
+	[ "$(delta folios)" -gt 0 ] || fail "$1: dcbm copied nothing"
+	[ "$fb" -eq 0 ] || fail "$1: $fb folios fell back to the CPU"
+}
+nchan() { wc -w < $D/channels; }
+
+echo 1 > $D/nr_channels || fail "nr_channels 1"
+select_migrator dcbm || fail "cannot select dcbm"
+[ "$(active)" = dcbm ] || fail "dcbm not active"
+[ "$(nchan)" -eq 1 ] || fail "1 channel wanted, holds: $(cat $D/channels)"
+echo 0 > $P/out_of_order
+run "1 channel, in order"
+echo 1 > $P/out_of_order
+run "1 channel, reverse"
+select_migrator kernel || fail "deselect"
+[ -z "$(cat $D/channels)" ] || fail "channels kept after deselect: $(cat $D/channels)"
+
+echo 4 > $D/nr_channels || fail "nr_channels 4"
+select_migrator dcbm || fail "cannot select dcbm with 4 channels"
+[ "$(nchan)" -eq 4 ] || fail "4 channels wanted, holds: $(cat $D/channels)"
+# no change of channels while selected; the same value is fine
+echo 4 > $D/nr_channels || fail "rewriting the same nr_channels failed"
+echo 2 > $D/nr_channels 2>/dev/null && fail "nr_channels changed while selected"
+echo $dev > $D/device 2>/dev/null && fail "device changed while selected"
+[ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels changed to $(cat $D/nr_channels)"
+echo 0 > $P/out_of_order
+run "4 channels, in order"
+echo 1 > $P/out_of_order
+run "4 channels, reverse"
+echo 2 > $P/out_of_order
+run "4 channels, random"
+echo 300 > $P/latency_us
+run "4 channels, random, 300us latency"
+echo 0 > $P/latency_us
+echo 0 > $P/out_of_order
+
+# two migrations at once share the channels: batches borrow the free ones,
+# or fall back with -EBUSY when none is free; all bytes must arrive
+select_migrator kernel
+for n in 1 4; do
+	echo $n > $D/nr_channels
+	select_migrator dcbm || fail "cannot select dcbm with $n channels"
+	echo 2 > $P/out_of_order
+	snap
+	rm -f /tmp/par.failed
+	for j in 1 2; do
+		{ migbench -s 4 -k 4,64,2048 -r 1 -V 0,1,2 > /tmp/par$j.log 2>&1 ||
+			{ cat /tmp/par$j.log; touch /tmp/par.failed; }; } &
+	done
+	wait
+	[ -e /tmp/par.failed ] && fail "$n channel(s), concurrent: data not exact"
+	echo "$n channel(s), 2 concurrent migrations: batches +$(delta batches)" \
+	     "folios +$(delta folios) busy +$(delta fallback_busy)" \
+	     "error +$(delta fallback_error) timeout +$(delta fallback_timeout)"
+	[ "$(delta folios)" -gt 0 ] || fail "$n channel(s), concurrent: dcbm copied nothing"
+	for c in fallback_nomem fallback_timeout fallback_error fallback_incomplete; do
+		[ "$(delta $c)" -eq 0 ] || fail "$n channel(s), concurrent: $c moved"
+	done
+	echo 0 > $P/out_of_order
+	select_migrator kernel
+done
+echo 4 > $D/nr_channels
+select_migrator dcbm || fail "cannot select dcbm again"
+
+# a minimum batch larger than any batch: all copied by the CPU
+echo 1000000 > $D/min_batch_pages
+snap
+migbench -s 2 -k 4,2048 -r 1 -V 0,1 > /tmp/mb.log 2>&1 || { cat /tmp/mb.log; fail "min_batch: data"; }
+[ "$(delta fallback_below_min)" -gt 0 ] || fail "min_batch: fallback_below_min did not move"
+[ "$(delta batches)" -eq 0 ] || fail "min_batch: $(delta batches) batches offered"
+echo 0 > $D/min_batch_pages
+select_migrator kernel || fail "deselect"
+
+# device by DMA device name and by parent device name; an unknown one
+# fails the selection and leaves the kernel migrator active
+for name in $dev swdma; do
+	echo $name > $D/device || fail "device $name rejected"
+	select_migrator dcbm || fail "cannot select dcbm on $name"
+	case "$(cat $D/channels)" in
+	${dev}chan*) ;;
+	*) fail "device $name: channels $(cat $D/channels)" ;;
+	esac
+	run "device $name"
+	select_migrator kernel
+done
+echo dma99 > $D/device
+select_migrator dcbm 2>/dev/null && fail "dcbm selected without a dma99"
+[ "$(active)" = kernel ] || fail "active after a failed selection: $(active)"
+[ -z "$(cat $D/channels)" ] || fail "channels held after a failed selection"
+echo > $D/device
+[ -z "$(cat $D/device)" ] || fail "device not cleared: $(cat $D/device)"
+
+# an engine taking short segments only, not a multiple of the page size:
+# dcbm must split folios and merged runs to fit, and still copy it all
+rmmod swdma || fail "cannot unload swdma"
+modprobe swdma max_seg_size=5000 || fail "cannot load swdma max_seg_size=5000"
+select_migrator dcbm || fail "cannot select dcbm on 5000-byte segments"
+echo 2 > $P/out_of_order
+run "5000-byte segments, random"
+select_migrator kernel
+
+rmmod dcbm || fail "cannot unload dcbm"
+rmmod swdma || fail "cannot unload swdma"
+finish

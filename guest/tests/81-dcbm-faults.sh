@@ -1,0 +1,115 @@
+#!/bin/sh
+# swdma fails descriptors on request, with an error result or by never
+# completing them; dcbm must then mark only the folios all of whose bytes
+# were copied, terminate hung channels after timeout_ms, and report the
+# cause. Every byte must still arrive (the CPU copies what the DMA did not),
+# stats/ must count the fallbacks, and once the faults stop, the channels
+# must copy again without any fallback.
+. /opt/mig/tests/lib.sh
+
+P=/sys/module/swdma/parameters
+D=$MIG/dcbm
+
+modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
+modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+echo 4 > $D/nr_channels
+select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
+
+# run LABEL: verified hops of 4K and 2M folios under the current faults
+run() {
+	snap
+	migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
+		{ cat /tmp/mb.log; fail "$1: data not exact after migration"; }
+	echo "$1: batches +$(delta batches) folios +$(delta folios)" \
+	     "error +$(delta fallback_error) timeout +$(delta fallback_timeout)" \
+	     "nomem +$(delta fallback_nomem) busy +$(delta fallback_busy)" \
+	     "incomplete +$(delta fallback_incomplete)"
+}
+positive() { [ "$(delta "$1")" -gt 0 ] || fail "$2: $1 did not move"; }
+zero() { [ "$(delta "$1")" -eq 0 ] || fail "$2: $1 moved by $(delta "$1")"; }
+faults() {	# MODE PERCENT EVERY ORDER
+	echo "$1" > $P/fail_mode && echo "$2" > $P/fail_percent &&
+	echo "$3" > $P/fail_every && echo "$4" > $P/out_of_order ||
+		fail "cannot set faults $*"
+}
+
+# bad settings of swdma are refused
+write_fails $P/fail_percent 101
+write_fails $P/fail_mode sometimes
+write_fails $P/out_of_order 3
+write_fails $P/latency_us 1000001
+write_fails $P/ring_size 65537
+
+# a small descriptor ring: preparation fails until descriptors complete,
+# dcbm must wait for them and go on, without any fallback (a ring of one
+# is slow on an emulated machine: no timeout then)
+echo 30000 > $D/timeout_ms
+for ring in 4 1; do
+	echo $ring > $P/ring_size || fail "ring_size $ring"
+	faults error 0 0 2
+	run "ring of $ring, random order"
+	positive folios "ring of $ring"
+	for c in fallback_nomem fallback_error fallback_timeout fallback_incomplete; do
+		zero $c "ring of $ring"
+	done
+done
+echo 0 > $P/ring_size
+echo 5000 > $D/timeout_ms
+
+faults error 1 0 0
+run "error 1%"
+positive folios "error 1%"
+zero fallback_timeout "error 1%"
+
+faults error 50 0 2
+run "error 50%, random order"
+positive fallback_error "error 50%"
+positive folios "error 50%"
+zero fallback_timeout "error 50%"
+
+faults error 0 3 1
+run "error every 3rd, reverse"
+positive fallback_error "every 3rd"
+positive folios "every 3rd"
+
+faults error 100 0 0
+run "error 100%"
+positive fallback_error "error 100%"
+zero folios "error 100%"
+
+# hung descriptors: each batch waits timeout_ms, then dcbm terminates
+echo 300 > $D/timeout_ms
+faults hang 1 0 0
+run "hang 1%"
+positive folios "hang 1%"
+zero fallback_error "hang 1%"
+
+faults hang 50 0 2
+run "hang 50%, random order"
+positive fallback_timeout "hang 50%"
+zero fallback_error "hang 50%"
+
+faults hang 0 4 0
+run "hang every 4th"
+positive fallback_timeout "hang every 4th"
+positive folios "hang every 4th"
+
+faults hang 100 0 0
+run "hang 100%"
+positive fallback_timeout "hang 100%"
+zero folios "hang 100%"
+
+# the faults stop: the same channels copy everything again
+echo 5000 > $D/timeout_ms
+faults error 0 0 0
+run "no faults"
+positive folios "no faults"
+for c in fallback_error fallback_timeout fallback_nomem fallback_busy fallback_incomplete; do
+	zero $c "no faults"
+done
+dmesg | grep -q "dcbm: cannot terminate" && fail "a channel could not be terminated"
+
+select_migrator kernel || fail "cannot deselect dcbm"
+rmmod dcbm || fail "cannot unload dcbm"
+rmmod swdma || fail "cannot unload swdma"
+finish

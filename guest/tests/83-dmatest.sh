@@ -1,0 +1,71 @@
+#!/bin/sh
+# The upstream dmatest client, with verification, against swdma: on every
+# channel, private and public, interrupt-driven and polled, with several
+# threads per channel completing out of order; all must pass. Then with
+# swdma failing every descriptor, or never completing them, dmatest must
+# see every test fail (an error status, a timeout), and swdma must unload.
+. /opt/mig/tests/lib.sh
+
+T=/sys/module/dmatest/parameters
+P=/sys/module/swdma/parameters
+
+# dmatest LABEL EXPECT_FAILED ARGS...: run dmatest on every swdma channel;
+# check that each thread's summary counts EXPECT_FAILED failures ("all" for
+# as many as tests)
+dmatest() {
+	label=$1 expect=$2
+	shift 2
+	dmesg -c > /dev/null
+	modprobe dmatest "$@" || { fail "$label: modprobe dmatest $*"; return; }
+	echo 1 > $T/run
+	cat $T/wait > /dev/null
+	dmesg | grep 'summary' > /tmp/dmatest.log
+	rmmod dmatest || fail "$label: rmmod dmatest"
+	n=$(wc -l < /tmp/dmatest.log)
+	bad=0
+	while read -r line; do
+		set -- $(echo "$line" | sed -n 's/.*summary \([0-9]*\) tests, \([0-9]*\) failures.*/\1 \2/p')
+		if [ "$expect" = all ]; then
+			[ "$1" -gt 0 ] && [ "$2" -eq "$1" ] || bad=$((bad + 1))
+		else
+			[ "$2" -eq "$expect" ] || bad=$((bad + 1))
+		fi
+	done < /tmp/dmatest.log
+	echo "$label: $n threads; $(sed 's/.*\] //' /tmp/dmatest.log | head -2 | tr '\n' ';')"
+	[ "$n" -ge "$want_threads" ] || fail "$label: $n summaries, $want_threads wanted"
+	[ "$bad" -eq 0 ] || { cat /tmp/dmatest.log; fail "$label: $bad threads with unexpected failures"; }
+}
+
+modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
+want_threads=4
+dmatest "private, verified" 0 iterations=200 timeout=5000 noverify=0
+# dma_sync_wait() spins without scheduling: on a non-preemptible kernel it
+# must leave a CPU to the channel threads, so poll from one thread only
+want_threads=1
+dmatest "private, polled" 0 iterations=50 timeout=5000 polled=1 max_channels=1
+want_threads=8
+echo 2 > $P/out_of_order
+echo 50 > $P/latency_us
+dmatest "2 threads/channel, random order" 0 iterations=100 timeout=5000 threads_per_chan=2
+echo 0 > $P/latency_us
+echo 0 > $P/out_of_order
+
+want_threads=2
+echo 100 > $P/fail_percent
+echo error > $P/fail_mode
+dmatest "all fail with an error" all iterations=5 timeout=5000 max_channels=2
+grep -q "completion error status" /tmp/dmatest.log ||
+	dmesg | grep -q "completion error status" || fail "no completion error status reported"
+echo hang > $P/fail_mode
+dmatest "all hang" all iterations=2 timeout=300 max_channels=2
+echo 0 > $P/fail_percent
+echo error > $P/fail_mode
+want_threads=4
+dmatest "after the faults" 0 iterations=50 timeout=5000
+rmmod swdma || fail "cannot unload swdma"
+
+modprobe swdma nr_channels=3 private=0 || fail "cannot load swdma private=0"
+want_threads=3
+dmatest "public, verified" 0 iterations=100 timeout=5000
+rmmod swdma || fail "cannot unload swdma (public)"
+finish
