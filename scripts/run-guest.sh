@@ -35,12 +35,14 @@ install -m 755 "$job" "$jobdir/job.sh"
 (cd "$jobdir" && echo job.sh | cpio -o -H newc --quiet | gzip -1) > "$jobdir/job.cpio.gz"
 cat "$out/initramfs.cpio.gz" "$jobdir/job.cpio.gz" > "$jobdir/initrd"
 
+# Guest RAM is preallocated: first touches of host memory would otherwise
+# make some migrations several times slower than others.
 half=$((cpus / 2))	# one socket per CPU node, or the kernel warns about LLC siblings across nodes
 args=(
 	-accel tcg,thread=multi -cpu max -smp "$cpus,sockets=2,cores=$half,threads=1" -m "$((mb[0] + mb[1] + mb[2]))M"
-	-object memory-backend-ram,id=m0,size="${mb[0]}M"
-	-object memory-backend-ram,id=m1,size="${mb[1]}M"
-	-object memory-backend-ram,id=m2,size="${mb[2]}M"
+	-object memory-backend-ram,id=m0,size="${mb[0]}M",prealloc=on
+	-object memory-backend-ram,id=m1,size="${mb[1]}M",prealloc=on
+	-object memory-backend-ram,id=m2,size="${mb[2]}M",prealloc=on
 	-numa node,nodeid=0,cpus=0-$((half - 1)),memdev=m0
 	-numa node,nodeid=1,cpus=$half-$((cpus - 1)),memdev=m1
 	-numa node,nodeid=2,memdev=m2
