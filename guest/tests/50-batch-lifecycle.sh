@@ -5,15 +5,7 @@
 # (the kernel log is judged separately).
 . /opt/mig/tests/lib.sh
 
-migrations() {	# background load: verified hops until /tmp/stop exists
-	while [ ! -e /tmp/stop ]; do
-		migbench -s 2 -k 4,64,2048 -r 1 -V 0,1,2 > /tmp/bg.log 2>&1 ||
-			{ cat /tmp/bg.log; echo bad > /tmp/bg.failed; }
-	done
-}
-rm -f /tmp/stop /tmp/bg.failed
-migrations &
-bg=$!
+start_migrations 4,64,2048
 
 i=0
 while [ $i -lt 15 ]; do
@@ -34,8 +26,6 @@ while [ $i -lt 15 ]; do
 	i=$((i + 1))
 done
 
-touch /tmp/stop
-wait $bg
-[ -e /tmp/bg.failed ] && fail "a migration under select/unload was not exact"
+stop_migrations select/unload
 [ "$(cat $MIG/migrator)" = "[kernel]" ] || fail "final migrator list: $(cat $MIG/migrator)"
 finish

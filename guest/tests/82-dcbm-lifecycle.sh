@@ -32,16 +32,8 @@ select_migrator kernel || fail "deselect"
 rmmod swdma || fail "swdma not unloadable after deselect"
 rmmod dcbm || fail "dcbm not unloadable after deselect"
 
-migrations() {	# background load: verified hops until /tmp/stop exists
-	while [ ! -e /tmp/stop ]; do
-		migbench -s 2 -k 4,64,2048 -r 1 -V 0,1,2 > /tmp/bg.log 2>&1 ||
-			{ cat /tmp/bg.log; echo bad > /tmp/bg.failed; }
-	done
-}
-rm -f /tmp/stop /tmp/bg.failed
 snap
-migrations &
-bg=$!
+start_migrations 4,64,2048
 i=0
 while [ $i -lt 8 ]; do
 	priv=$(( (i / 2) % 2 == 0 ))
@@ -61,9 +53,7 @@ while [ $i -lt 8 ]; do
 	rmmod swdma || fail "rmmod swdma $i"
 	i=$((i + 1))
 done
-touch /tmp/stop
-wait $bg
-[ -e /tmp/bg.failed ] && fail "a migration under select/unload was not exact"
+stop_migrations select/unload
 echo "cycles: batches +$(delta batches) folios +$(delta folios) busy +$(delta fallback_busy)"
 [ "$(delta folios)" -gt 0 ] || fail "dcbm copied nothing during the cycles"
 for c in fallback_nomem fallback_timeout fallback_error fallback_incomplete; do

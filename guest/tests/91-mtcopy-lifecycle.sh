@@ -3,12 +3,7 @@
 # while migrations run: every migration stays exact.
 . /opt/mig/tests/lib.sh
 
-rm -f /tmp/stop /tmp/bg.failed
-(while [ ! -e /tmp/stop ]; do
-	migbench -s 2 -k 4,2048 -r 1 -V 0,1,2 > /tmp/bg.log 2>&1 ||
-		{ cat /tmp/bg.log; echo bad > /tmp/bg.failed; }
-done) &
-bg=$!
+start_migrations 4,2048
 
 i=0
 while [ $i -lt 10 ]; do
@@ -21,7 +16,5 @@ while [ $i -lt 10 ]; do
 	rmmod migrate_mtcopy || fail "rmmod $i"
 	i=$((i + 1))
 done
-touch /tmp/stop
-wait $bg
-[ -e /tmp/bg.failed ] && fail "a migration under thread changes/unload was not exact"
+stop_migrations "thread changes/unload"
 finish

@@ -41,3 +41,19 @@ copy_seconds() {
 	     /mm_migrate_batch_copy_end:/   { sub(":", "", $4); s += $4 - t }
 	     END { printf "%.6f\n", s }' $TRACING/trace
 }
+
+# Verified migrations around nodes 0, 1, 2 in the background while a test
+# changes migrators under them; stop_migrations fails if any was not exact.
+start_migrations() {	# folio sizes, e.g. 4,64,2048
+	rm -f /tmp/stop /tmp/bg.failed
+	(while [ ! -e /tmp/stop ]; do
+		migbench -s 2 -k "$1" -r 1 -V 0,1,2 > /tmp/bg.log 2>&1 ||
+			{ cat /tmp/bg.log; echo bad > /tmp/bg.failed; }
+	done) &
+	bg_pid=$!
+}
+stop_migrations() {
+	touch /tmp/stop
+	wait $bg_pid
+	[ ! -e /tmp/bg.failed ] || fail "a migration under $1 was not exact"
+}
