@@ -1017,3 +1017,34 @@ long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip)
 	free(pm);
 	return missing;
 }
+
+/* ---- option parsing ------------------------------------------------ */
+
+int parse_ulong(const char *s, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 0);
+	return errno || end == s || *end || *s == '-' ? -1 : 0;
+}
+
+/* Comma list of numbers into @out; returns the count or -1. */
+int parse_list(const char *arg, unsigned long *out, int max)
+{
+	char *dup = strdup(arg), *tok, *save = NULL;
+	int n = 0;
+
+	if (!dup)
+		return -1;
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (n == max || parse_ulong(tok, &out[n])) {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	free(dup);
+	return n;
+}

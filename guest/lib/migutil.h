@@ -147,4 +147,11 @@ int region_fault_in(void *buf, size_t len, int node);
  */
 long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip);
 
+/* ---- option parsing --------------------------------------------------------- */
+
+/* A non-negative number (decimal, 0x hex, 0 octal); 0, or -1 if malformed. */
+int parse_ulong(const char *s, unsigned long *out);
+/* Comma list of numbers into @out; returns the count or -1. */
+int parse_list(const char *arg, unsigned long *out, int max);
+
 #endif /* MIGUTIL_H */

@@ -130,35 +130,6 @@ static void usage(FILE *f)
 
 /* ---- option parsing ------------------------------------------------ */
 
-static int parse_ulong(const char *s, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 0);
-	return errno || end == s || *end || *s == '-' ? -1 : 0;
-}
-
-/* Comma list of numbers into @out; returns the count or -1. */
-static int parse_list(const char *arg, unsigned long *out, int max)
-{
-	char *dup = strdup(arg), *tok, *save = NULL;
-	int n = 0;
-
-	if (!dup)
-		return -1;
-	for (tok = strtok_r(dup, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (n == max || parse_ulong(tok, &out[n])) {
-			n = -1;
-			break;
-		}
-		n++;
-	}
-	free(dup);
-	return n;
-}
-
 static int parse_sizes(const char *arg, struct opts *o)
 {
 	int i;
