@@ -2,7 +2,7 @@
 # In-guest benchmark driver. Environment: KERNEL (vanilla|patched), BENCH_MB,
 # BENCH_REPS, BENCH_SIZES (KiB list or "all"). Writes JSON lines on $RESULTS,
 # each tagged with the kernel, the migrator and its thread/channel count.
-: "${BENCH_MB:=256}" "${BENCH_REPS:=5}" "${BENCH_SIZES:=all}"
+: "${BENCH_MB:=256}" "${BENCH_REPS:=5}" "${BENCH_REPS_2M:=9}" "${BENCH_SIZES:=all}"
 . /opt/mig/tests/lib.sh	# MIG, events, copy_seconds
 T=$TRACING
 
@@ -12,19 +12,44 @@ tag() {	# migrator threads: label every JSON object of the run
 
 # Throughput per folio size, and for the patched kernel the fraction F of
 # the move_pages() time spent in the batch copy, from the tracepoints.
-throughput() {	# migrator threads
-	echo "bench: $KERNEL, migrator $1, threads $2"
+# 2M folios get more repetitions: under TCG their copy speed depends on the
+# state of QEMU's softmmu TLB (see the README), the best rep is the one
+# least slowed by it.
+throughput() {	# migrator threads [summary function of extra trace events...]
+	m=$1 n=$2 summary=${3:-}
+	shift 2; [ $# -gt 0 ] && shift
+	echo "bench: $KERNEL, migrator $m, threads $n"
 	for kb in $(echo "$BENCH_SIZES" | sed 's/^all$/4 16 64 256 2048/; s/,/ /g'); do
+		reps=$BENCH_REPS
+		[ "$kb" = 2048 ] && reps=$BENCH_REPS_2M
+		copy_events=
 		[ -d $T/events/migrate/mm_migrate_batch_copy_begin ] &&
-			events on mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
-		migbench -j -s "$BENCH_MB" -r "$BENCH_REPS" -k "$kb" -f 0 -t 1 > /tmp/move.json
-		tag "$1" "$2" < /tmp/move.json
-		[ -d $T/events/migrate/mm_migrate_batch_copy_begin ] || continue
-		events off mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
+			copy_events="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end $*"
+		[ -n "$copy_events" ] && events on $copy_events
+		migbench -j -s "$BENCH_MB" -r "$reps" -k "$kb" -f 0 -t 1 > /tmp/move.json
+		tag "$m" "$n" < /tmp/move.json
+		[ -n "$copy_events" ] || continue
+		events off $copy_events
 		move_s=$(sed -n 's/.*"move_s":\([0-9.]*\).*/\1/p' /tmp/move.json)
 		echo "{\"type\":\"copy_fraction\",\"folio_kb\":$kb,\"copy_s\":$(copy_seconds),\"move_s\":${move_s:-0}}" |
-			tag "$1" "$2"
+			tag "$m" "$n"
+		[ -n "$summary" ] && $summary "$kb" | tag "$m" "$n"
 	done
+}
+
+# Where dcbm's batches spent their time (dcbm_batch tracepoint): mean
+# microseconds per batch in each phase.
+dcbm_overhead() {	# folio_kb
+	awk -v kb="$1" '/dcbm_batch:/ {
+		for (i = 1; i <= NF; i++) if (split($i, kv, "=") == 2) v[kv[1]] += kv[2]
+		n++
+		if (/result=-/) bad++
+	} END {
+		if (!n) exit
+		printf "{\"type\":\"dcbm_overhead\",\"folio_kb\":%d,\"batches\":%d,\"bytes\":%d,\"descs\":%.1f,", kb, n, v["bytes"] / n, v["descs"] / n
+		printf "\"setup_us\":%.1f,\"submit_us\":%.1f,\"wait_us\":%.1f,\"finish_us\":%.1f,\"failed\":%d}\n",
+			v["setup_ns"] / n / 1000, v["submit_ns"] / n / 1000, v["wait_ns"] / n / 1000, v["finish_ns"] / n / 1000, bad
+	}' $T/trace
 }
 
 # First-folio latency: from mm_migrate_batch_start to the first
@@ -68,5 +93,16 @@ else
 		done
 		echo kernel > $MIG/migrator
 		rmmod migrate_mtcopy
+	fi
+	# The software DMA engine copies with a kernel thread per channel:
+	# these rows show dcbm's own cost, not what DMA hardware would give.
+	if modprobe swdma nr_channels=4 2>/dev/null && modprobe dcbm 2>/dev/null; then
+		for ch in 1 2 4; do
+			echo $ch > $MIG/dcbm/nr_channels
+			echo dcbm > $MIG/migrator
+			throughput dcbm $ch dcbm_overhead dcbm/dcbm_batch
+			echo kernel > $MIG/migrator
+		done
+		rmmod dcbm swdma
 	fi
 fi

@@ -28,12 +28,16 @@ write_fails() {
 	fi
 }
 
-# Tracepoints of the migrate group (also used by /opt/mig/bench.sh).
+# Tracepoints (also used by /opt/mig/bench.sh); EVENT is GROUP/NAME, or
+# NAME for the migrate group.
 TRACING=/sys/kernel/tracing
 events() {	# on|off EVENT...: enable (on a cleared buffer) or disable
 	v=0; [ "$1" = on ] && v=1 && : > $TRACING/trace
 	shift
-	for e in "$@"; do echo $v > $TRACING/events/migrate/$e/enable; done
+	for e in "$@"; do
+		case $e in */*) ;; *) e=migrate/$e ;; esac
+		echo $v > $TRACING/events/$e/enable
+	done
 }
 # Sum of the batch-copy durations in the trace buffer, in seconds.
 copy_seconds() {
