@@ -105,10 +105,14 @@ def table(data):
                 "modulo 2 MiB as the source (aliased in QEMU's TLB, as a 2M folio copy is) or",
                 "64 KiB further:", "",
                 "| kernel | threads | dst offset | GB/s |", "|---|---|---|---|"]
-        out += [f"| {m['kernel']} | {m['threads']} | {'aliased' if not m['dst_offset'] else f"+{m['dst_offset'] // 1024}K"} "
-                f"| {m['gbps']:.3f} |" for m in data["memcpy"]]
+        out += [f"| {m['kernel']} | {m['threads']} | {offset_label(m['dst_offset'])} | {m['gbps']:.3f} |"
+                for m in data["memcpy"]]
     out += fraction_table(data) + overhead_table(data) + latency_table(data)
     return "\n".join(out) + "\n"
+
+
+def offset_label(offset):
+    return f"+{offset // 1024}K" if offset else "aliased"
 
 
 def amdahl(f, n):

@@ -34,6 +34,7 @@ build_selftest() {	# name, sources...
 	fi
 }
 build_selftest migration migration.c vm_util.c thp_settings.c
+build_selftest compaction_test compaction_test.c
 
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,proc,sys,dev,tmp,mnt,lib/modules} "$bin" "$stage/opt/mig/tests"

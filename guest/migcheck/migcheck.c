@@ -77,6 +77,7 @@ struct opts {
 	unsigned long size_mb;
 	unsigned long writer_secs;	/* 0: matrix mode */
 	int threads;
+	int splicers;			/* -S: page-cache reference holders */
 	int quiet;
 	const char *dir;		/* where the file kind lives */
 };
@@ -124,6 +125,9 @@ static void usage(FILE *f)
 "  -W SECS   writers mode: threads increment counters in the region while\n"
 "            move_pages() moves it around the route, SECS per case\n"
 "  -T N      writer threads (default 3)\n"
+"  -S N      file and memfd kinds: N threads keep splicing the file into a\n"
+"            pipe and draining it during each move; pipe buffers hold\n"
+"            page-cache references that race with migration\n"
 "  -q        quiet: only failures and the summary line\n"
 "exit: 0 all passed, 1 a check failed, 2 setup problem, 4 skipped\n");
 }
@@ -219,6 +223,11 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 			return -1;
 		o->threads = v;
 		return 0;
+	case 'S':
+		if (parse_ulong(arg, &v) || v > MAX_THREADS)
+			return -1;
+		o->splicers = v;
+		return 0;
 	case 'q':
 		o->quiet = 1;
 		return 0;
@@ -233,7 +242,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c, i, kinds_given = 0;
 
-	while ((c = getopt(argc, argv, "k:m:c:n:s:d:W:T:qh")) != -1) {
+	while ((c = getopt(argc, argv, "k:m:c:n:s:d:W:T:S:qh")) != -1) {
 		kinds_given |= c == 'm';
 		if (parse_opt(c, optarg, o)) {
 			if (c != '?')
@@ -827,17 +836,87 @@ static int check_hop(struct tcase *c, int to, int first)
 	return r;
 }
 
+/* ---- splicers: page-cache references that come and go ------------------ */
+
+struct splicer {
+	pthread_t tid;
+	const struct tcase *c;
+	int pipe[2];
+};
+
+static int splicers_stop;
+
+/*
+ * splice() moves references to the file's page-cache folios into the pipe,
+ * where they stay until the pipe is read: a reference may appear between
+ * a batch copy and the move of the same folio, which must then retry.
+ */
+static void *splicer_main(void *arg)
+{
+	struct splicer *sp = arg;
+	static char sink[64 * 1024];
+	loff_t off = 0;
+	ssize_t n;
+
+	while (!__atomic_load_n(&splicers_stop, __ATOMIC_RELAXED)) {
+		n = splice(sp->c->fd, &off, sp->pipe[1], NULL, sizeof(sink), 0);
+		if (n <= 0 || (size_t)off >= sp->c->len)
+			off = 0;
+		while (n > 0) {
+			ssize_t got = read(sp->pipe[0], sink, n);
+
+			if (got <= 0)
+				break;
+			n -= got;
+		}
+	}
+	return NULL;
+}
+
+static int splicers_start(struct tcase *c, struct splicer *sps, int nt)
+{
+	int i;
+
+	__atomic_store_n(&splicers_stop, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < nt; i++) {
+		sps[i].c = c;
+		if (pipe(sps[i].pipe) ||
+		    pthread_create(&sps[i].tid, NULL, splicer_main, &sps[i])) {
+			fprintf(stderr, "migcheck: cannot start splicer\n");
+			exit(EXIT_SETUP);
+		}
+	}
+	return nt;
+}
+
+static void splicers_join(struct splicer *sps, int nt)
+{
+	int i;
+
+	__atomic_store_n(&splicers_stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < nt; i++) {
+		pthread_join(sps[i].tid, NULL);
+		close(sps[i].pipe[0]);
+		close(sps[i].pipe[1]);
+	}
+}
+
 static int run_hops(struct tcase *c)
 {
 	const struct opts *o = c->o;
-	int h, from, to, r = CASE_OK;
+	struct splicer sps[MAX_THREADS];
+	int h, from, to, r = CASE_OK, nr_sps = 0;
 
 	for (h = 0; h + 1 < o->nr_route && !r; h++) {
 		from = o->route[h];
 		to = o->route[h + 1];
 		snprintf(c->where, sizeof(c->where), "hop %d (node %d -> %d)",
 			 h + 1, from, to);
+		/* they race with the move; the checks want the pages back */
+		if (c->fd >= 0 && o->splicers)
+			nr_sps = splicers_start(c, sps, o->splicers);
 		r = migrate_region(c, from, to);
+		splicers_join(sps, nr_sps);
 		if (!r)
 			r = check_hop(c, to, !h);
 	}
