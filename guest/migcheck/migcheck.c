@@ -78,6 +78,7 @@ struct opts {
 	unsigned long writer_secs;	/* 0: matrix mode */
 	int threads;
 	int splicers;			/* -S: page-cache reference holders */
+	int compact_node;		/* -C: compaction mode, or -1 */
 	int quiet;
 	const char *dir;		/* where the file kind lives */
 };
@@ -128,6 +129,8 @@ static void usage(FILE *f)
 "  -S N      file and memfd kinds: N threads keep splicing the file into a\n"
 "            pipe and draining it during each move; pipe buffers hold\n"
 "            page-cache references that race with migration\n"
+"  -C NODE   compaction mode: fill -s MiB of 4K pages on NODE, free every\n"
+"            other page, compact NODE, verify every remaining byte\n"
 "  -q        quiet: only failures and the summary line\n"
 "exit: 0 all passed, 1 a check failed, 2 setup problem, 4 skipped\n");
 }
@@ -228,6 +231,11 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 			return -1;
 		o->splicers = v;
 		return 0;
+	case 'C':
+		if (parse_ulong(arg, &v) || v > MAX_NODE)
+			return -1;
+		o->compact_node = v;
+		return 0;
 	case 'q':
 		o->quiet = 1;
 		return 0;
@@ -242,7 +250,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c, i, kinds_given = 0;
 
-	while ((c = getopt(argc, argv, "k:m:c:n:s:d:W:T:S:qh")) != -1) {
+	while ((c = getopt(argc, argv, "k:m:c:n:s:d:W:T:S:C:qh")) != -1) {
 		kinds_given |= c == 'm';
 		if (parse_opt(c, optarg, o)) {
 			if (c != '?')
@@ -1260,6 +1268,54 @@ static void run_writers(const struct opts *o, struct tally *t)
 
 /* ---- setup ------------------------------------------------------------- */
 
+/* ---- compaction mode ---------------------------------------------------- */
+
+/*
+ * Leave one page in use in every pair on @node, then have the kernel
+ * compact the node: compaction migrates the pages left (reason
+ * MR_COMPACTION) within the node, and every byte of them must survive.
+ * Each page has its own seed, so each can be checked on its own.
+ */
+static void run_compaction(const struct opts *o, struct tally *t)
+{
+	size_t len = o->size_mb << 20, npages = len / MIG_PAGE_SIZE, p;
+	char path[64], *buf;
+	long bad = 0;
+	int fd;
+
+	buf = region_alloc(len, 4, o->compact_node);
+	if (!buf) {
+		t->setup++;
+		return;
+	}
+	for (p = 0; p < npages; p++)
+		fill_pattern(buf + p * MIG_PAGE_SIZE, MIG_PAGE_SIZE, 0xc0de + p);
+	for (p = 1; p < npages; p += 2)
+		madvise(buf + p * MIG_PAGE_SIZE, MIG_PAGE_SIZE, MADV_DONTNEED);
+
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/compact",
+		 o->compact_node);
+	fd = open(path, O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1) {
+		fprintf(stderr, "migcheck: cannot compact node %d: %s\n",
+			o->compact_node, strerror(errno));
+		t->setup++;
+	} else {
+		for (p = 0; p < npages; p += 2)
+			bad += verify_pattern(buf + p * MIG_PAGE_SIZE,
+					      MIG_PAGE_SIZE, 0xc0de + p) >= 0;
+		printf("%s compaction of node %d: %zu pages checked, %ld bad\n",
+		       bad ? "FAIL" : "ok", o->compact_node, (npages + 1) / 2, bad);
+		if (bad)
+			t->failed++;
+		else
+			t->ok++;
+	}
+	if (fd >= 0)
+		close(fd);
+	region_free(buf, len);
+}
+
 static void on_signal(int sig)
 {
 	/* never leave the THP settings of the machine changed */
@@ -1318,7 +1374,7 @@ int main(int argc, char **argv)
 	struct opts o = {
 		.kinds = (1U << NR_KINDS) - 1, .scs = (1U << NR_SCS) - 1,
 		.route = { 0, 1, 2, 0 }, .nr_route = 4,
-		.size_mb = 4, .threads = 3, .dir = "/mnt",
+		.size_mb = 4, .threads = 3, .dir = "/mnt", .compact_node = -1,
 	};
 	struct tally t = { 0 };
 	uint64_t t0 = now_ns();
@@ -1334,7 +1390,9 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret;
 	install_signals();
-	if (o.writer_secs)
+	if (o.compact_node >= 0)
+		run_compaction(&o, &t);
+	else if (o.writer_secs)
 		run_writers(&o, &t);
 	else
 		run_matrix(&o, &t);
