@@ -1,36 +1,46 @@
 #!/bin/sh
-# The workers' CPU time is charged to the migrating task: its system time
-# with mtcopy (2 threads) stays comparable to the kernel migrator's for the
-# same work. Without the charge it would drop by half the copy time. (Two
-# threads, because the guest's vCPUs share two host cores: with more busy
-# vCPUs than host cores, every copy thread runs slower and the copy really
-# costs more guest CPU time.)
+# The workers' CPU time is charged to the migrating task. Compared within
+# one run, so that the emulator's speed swings (see the README) cancel out:
+# with the kernel migrator the migrating thread's system time in
+# move_pages() is about the wall time of the calls; with mtcopy x2 it copies
+# half of each batch and waits for a worker doing the other half, so
+# without the charge its system time would again be about the wall time,
+# and with it, the wall time plus the worker's copy time, which is about
+# the duration of the batch copies. (Two threads, because the guest's
+# vCPUs share two host cores.)
 . /opt/mig/tests/lib.sh
 
-stime() {	# the migrating thread's system time in move_pages(), 2M folios
-	migbench -j -s 32 -k 2048 -r 3 -f 0 -t 1 2>/dev/null |
-		sed -n 's/.*"move_stime_s":\([0-9.]*\).*/\1/p'
+# migrator -> "stime wall copy": system time and wall time in move_pages(),
+# and the summed duration of the batch copies, for 2M folios
+measure() {
+	select_migrator "$1"
+	events on mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
+	migbench -j -s 32 -k 2048 -r 3 -f 0 -t 1 2>/dev/null > /tmp/cputime.json
+	events off mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
+	echo "$(sed -n 's/.*"move_stime_s":\([0-9.]*\).*/\1/p' /tmp/cputime.json)" \
+	     "$(sed -n 's/.*"move_s":\([0-9.]*\).*/\1/p' /tmp/cputime.json)" \
+	     "$(copy_seconds)"
 }
+# stime wall copy -> the system time beyond the wall time, in copy times
+extra() { echo "$@" | awk '{ printf "%.2f\n", ($3 > 0) ? ($1 - $2) / $3 : 0 }'; }
 
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
-select_migrator kernel
-events on mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
-k=$(stime)
-c=$(copy_seconds)
-events off mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
-select_migrator mtcopy
 echo 2 > $MIG/mtcopy/threads
-m=$(stime)
+k=$(measure kernel)
+m=$(measure mtcopy)
 select_migrator kernel
 rmmod migrate_mtcopy
-echo "system time: kernel ${k}s (of which copy ${c}s), mtcopy x2 ${m}s"
-# Without the charge, mtcopy x2 would lose about half the copy time (c/2);
-# with it, nothing. Fail if more than a quarter of the copy time is missing,
-# or if mtcopy costs more than twice the kernel migrator's time.
-verdict=$(awk -v k="$k" -v m="$m" -v c="$c" 'BEGIN {
-	if (m < k - c / 4) print "hidden"; else if (m > 2 * k) print "over"; else print "ok" }')
+ek=$(extra $k) em=$(extra $m)
+echo "kernel: stime wall copy = $k s, extra $ek copies"
+echo "mtcopy x2: stime wall copy = $m s, extra $em copies"
+# kernel: about 0; mtcopy x2: up to 1, less when the worker's share goes
+# faster than the task's (0.3 to 0.6 measured here); 0 if it were hidden.
+verdict=$(awk -v k="$ek" -v m="$em" 'BEGIN {
+	if (k >= 0.15) print "control"; else if (m < 0.2) print "hidden";
+	else if (m > 1.5) print "over"; else print "ok" }')
 case $verdict in
-hidden) fail "mtcopy hides CPU time: ${m}s < ${k}s - ${c}s/4" ;;
-over) fail "mtcopy over-charges: ${m}s > 2 x ${k}s" ;;
+control) fail "kernel migrator: system time exceeds wall time by $ek copy times" ;;
+hidden) fail "mtcopy hides CPU time: only $em copy times beyond the wall time" ;;
+over) fail "mtcopy over-charges: $em copy times beyond the wall time" ;;
 esac
 finish
