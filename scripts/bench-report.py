@@ -54,8 +54,9 @@ def build(objs):
         f["fraction"] = f["copy_s"] / f["move_s"] if f["move_s"] else None
     latency = [o for o in objs if o.get("type") == "latency"]
     overhead = [o for o in objs if o.get("type") == "dcbm_overhead"]
+    paired = [o for o in objs if o.get("type") == "paired"]
     return {"runs": runs, "memcpy": memcpy, "copy_fraction": fractions, "latency": latency,
-            "dcbm_overhead": overhead}
+            "dcbm_overhead": overhead, "paired": paired}
 
 
 def table(data):
@@ -107,7 +108,7 @@ def table(data):
                 "| kernel | threads | dst offset | GB/s |", "|---|---|---|---|"]
         out += [f"| {m['kernel']} | {m['threads']} | {offset_label(m['dst_offset'])} | {m['gbps']:.3f} |"
                 for m in data["memcpy"]]
-    out += fraction_table(data) + overhead_table(data) + latency_table(data)
+    out += fraction_table(data) + paired_table(data) + overhead_table(data) + latency_table(data)
     return "\n".join(out) + "\n"
 
 
@@ -131,6 +132,33 @@ def fraction_table(data):
         x = f["fraction"]
         out.append(f"| {folio_label(f['folio_kb'])} | {f['copy_s']:.3f} | {f['move_s']:.3f} | {x:.3f} "
                    f"| {amdahl(x, 2):.2f} | {amdahl(x, 4):.2f} | {1 / (1 - x) if x < 1 else float('inf'):.2f} |")
+    return out
+
+
+def paired_table(data):
+    rows = data["paired"]
+    if not rows:
+        return []
+    runs = data["runs"]
+    vanilla = next((r for r in runs if r["kernel"] == "vanilla" and r["folio_kb"] == 2048), None)
+    kernel = next((r for r in runs if r["migrator"] == "kernel" and r["folio_kb"] == 2048), None)
+    base = kernel["gbps_max"] / vanilla["gbps_max"] if kernel and vanilla else None
+    f = next((x["fraction"] for x in data["copy_fraction"]
+              if x["migrator"] == "kernel" and x["folio_kb"] == 2048 and x["fraction"] is not None), None)
+    out = ["", "2M folios, paired: the kernel migrator and the offloading one alternate rep by",
+           "rep, so both meet the same emulator state; median of the pairwise ratios [min-max].",
+           "Over vanilla = that ratio x kernel/vanilla of the best 2M reps"
+           + (f" ({base:.3f})" if base else "") + "; the bound is 1/((1-F)+F/N) with F of 2M.", "",
+           "| migrator | pairs | / kernel | over vanilla | Amdahl bound | share of bound |",
+           "|---|---|---|---|---|---|"]
+    for r in rows:
+        n = r["threads"]
+        over = r["ratio_median"] * base if base else None
+        bound = amdahl(f, n) if f is not None else None
+        out.append(f"| {config_name(config_key(r))} | {r['pairs']} "
+                   f"| {r['ratio_median']:.3f} [{r['ratio_min']:.3f}-{r['ratio_max']:.3f}] "
+                   f"| {f'{over:.3f}' if over else '-'} | {f'{bound:.2f}' if bound else '-'} "
+                   f"| {f'{over / bound:.2f}' if over and bound else '-'} |")
     return out
 
 

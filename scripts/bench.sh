@@ -2,7 +2,7 @@
 # make bench: build the vanilla and the patched kernel from the same source and
 # config (non-debug), boot each, run migbench in each, and write
 # results/bench.{json,md,png} with the patched/vanilla comparison.
-#   BENCH_MB (256), BENCH_REPS (5), BENCH_REPS_2M (9), BENCH_SIZES ("all" = 4,16,64,256,2048 KiB)
+#   BENCH_MB (256), BENCH_REPS (5), BENCH_REPS_2M (9), BENCH_PAIRS (7), BENCH_SIZES ("all" = 4,16,64,256,2048 KiB)
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/scripts/deps.sh"
@@ -16,7 +16,7 @@ job=$(mktemp)
 trap 'rm -f "$job"' EXIT
 for v in vanilla patched; do
 	cat > "$job" <<JOB
-KERNEL=$v BENCH_MB=${BENCH_MB:-256} BENCH_REPS=${BENCH_REPS:-5} BENCH_REPS_2M=${BENCH_REPS_2M:-9} BENCH_SIZES=${BENCH_SIZES:-all} \
+KERNEL=$v BENCH_MB=${BENCH_MB:-256} BENCH_REPS=${BENCH_REPS:-5} BENCH_REPS_2M=${BENCH_REPS_2M:-9} BENCH_PAIRS=${BENCH_PAIRS:-7} BENCH_SIZES=${BENCH_SIZES:-all} \
 	sh /opt/mig/bench.sh
 JOB
 	"$TOP/scripts/run-guest.sh" "$v" bench "bench-$v" "$job" ||

@@ -44,12 +44,29 @@ static long sys_set_mempolicy(int mode, const unsigned long *mask,
 struct thp_knob {
 	char path[128];
 	char saved[16];		/* mode that was active before we started */
-	unsigned long kb;	/* 0 for the top-level "enabled" file */
+	unsigned long kb;	/* 0 for the top-level file */
 };
 
-static struct thp_knob thp_knobs[THP_MAX_KNOBS];
-static int thp_nr_knobs;
-static int thp_saved;
+/*
+ * The THP files of one kind of memory: THP_DIR/<file> and every
+ * THP_DIR/hugepages-<size>kB/<file>, saved before the first change and
+ * restored at exit.
+ */
+struct thp_knob_set {
+	const char *file;	/* "enabled" (anon) or "shmem_enabled" */
+	const char *who;	/* for messages */
+	void (*restore)(void);	/* the public restore function, for atexit */
+	struct thp_knob knobs[THP_MAX_KNOBS];
+	int nr;
+	int saved;
+};
+
+static struct thp_knob_set anon_knobs = {
+	.file = "enabled", .who = "mthp", .restore = mthp_restore,
+};
+static struct thp_knob_set shmem_knobs = {
+	.file = "shmem_enabled", .who = "shmem thp", .restore = shmem_thp_restore,
+};
 
 /* Read the active (bracketed) mode of a THP "enabled" file. */
 static int thp_read_mode(const char *path, char *mode, size_t size)
@@ -89,60 +106,80 @@ static int thp_write_mode(const char *path, const char *mode)
 	return n == (ssize_t)strlen(mode) ? 0 : -1;
 }
 
-static int thp_add_knob(const char *path, unsigned long kb)
+static int knob_add(struct thp_knob_set *set, const char *path,
+		    unsigned long kb)
 {
 	struct thp_knob *k;
 
-	if (thp_nr_knobs == THP_MAX_KNOBS) {
-		fprintf(stderr, "mthp: too many THP sizes\n");
+	if (set->nr == THP_MAX_KNOBS) {
+		fprintf(stderr, "%s: too many THP sizes\n", set->who);
 		return -1;
 	}
-	k = &thp_knobs[thp_nr_knobs];
+	k = &set->knobs[set->nr];
 	snprintf(k->path, sizeof(k->path), "%s", path);
 	k->kb = kb;
 	if (thp_read_mode(k->path, k->saved, sizeof(k->saved))) {
-		fprintf(stderr, "mthp: cannot read %s: %s\n", path,
+		fprintf(stderr, "%s: cannot read %s: %s\n", set->who, path,
 			strerror(errno));
 		return -1;
 	}
-	thp_nr_knobs++;
+	set->nr++;
 	return 0;
 }
 
 /* Remember every knob we may change, once, before the first change. */
-static int thp_save(void)
+static int knobs_save(struct thp_knob_set *set)
 {
 	char path[128];
 	struct dirent *de;
 	unsigned long kb;
 	DIR *d;
-	int ret = 0;
+	int ret;
 
-	if (thp_saved)
+	if (set->saved)
 		return 0;
+	snprintf(path, sizeof(path), THP_DIR "/%s", set->file);
+	if (access(path, F_OK))
+		return 0;	/* no THP of this kind: nothing to save */
 	d = opendir(THP_DIR);
 	if (!d)
-		return 0;	/* no THP at all: nothing to save */
-	if (thp_add_knob(THP_DIR "/enabled", 0)) {
-		closedir(d);
-		return -1;
-	}
+		return 0;
+	/* top level first (index 0), then every size that has the file */
+	ret = knob_add(set, path, 0);
 	while (!ret && (de = readdir(d))) {
 		if (sscanf(de->d_name, "hugepages-%lukB", &kb) != 1)
 			continue;
-		snprintf(path, sizeof(path),
-			 THP_DIR "/hugepages-%lukB/enabled", kb);
-		/* some sizes are shmem-only: no anon "enabled" file */
+		snprintf(path, sizeof(path), THP_DIR "/hugepages-%lukB/%s",
+			 kb, set->file);
+		/* some sizes are anon-only or shmem-only */
 		if (access(path, F_OK))
 			continue;
-		ret = thp_add_knob(path, kb);
+		ret = knob_add(set, path, kb);
 	}
 	closedir(d);
-	if (ret)
+	if (ret) {
+		set->nr = 0;
 		return ret;
-	thp_saved = 1;
-	atexit(mthp_restore);
+	}
+	set->saved = 1;
+	atexit(set->restore);
 	return 0;
+}
+
+/*
+ * Per-size knobs first, top level last: it may be what they inherit, and
+ * "inherit" may be refused while the top level is "force".
+ */
+static void knobs_restore(struct thp_knob_set *set)
+{
+	int i;
+
+	if (!set->saved)
+		return;
+	for (i = set->nr - 1; i >= 0; i--)
+		thp_write_mode(set->knobs[i].path, set->knobs[i].saved);
+	set->saved = 0;
+	set->nr = 0;
 }
 
 int mthp_available(unsigned long kb)
@@ -166,10 +203,10 @@ int mthp_select(unsigned long kb)
 			"(no " THP_DIR "/hugepages-%lukB/enabled)\n", kb, kb);
 		return -1;
 	}
-	if (thp_save())
+	if (knobs_save(&anon_knobs))
 		return -1;
-	for (i = 0; i < thp_nr_knobs; i++) {
-		struct thp_knob *k = &thp_knobs[i];
+	for (i = 0; i < anon_knobs.nr; i++) {
+		struct thp_knob *k = &anon_knobs.knobs[i];
 
 		if (!k->kb) {
 			/*
@@ -194,15 +231,7 @@ int mthp_select(unsigned long kb)
 
 void mthp_restore(void)
 {
-	int i;
-
-	if (!thp_saved)
-		return;
-	/* per-size knobs first, top level last: it may be what they inherit */
-	for (i = thp_nr_knobs - 1; i >= 0; i--)
-		thp_write_mode(thp_knobs[i].path, thp_knobs[i].saved);
-	thp_saved = 0;
-	thp_nr_knobs = 0;
+	knobs_restore(&anon_knobs);
 }
 
 /* ---- regions ------------------------------------------------------- */
@@ -800,66 +829,6 @@ int numa_usable(void)
 
 /* ---- shmem (m)THP configuration ------------------------------------ */
 
-static struct thp_knob shmem_knobs[THP_MAX_KNOBS];
-static int shmem_nr_knobs;
-static int shmem_saved;
-
-static int shmem_add_knob(const char *path, unsigned long kb)
-{
-	struct thp_knob *k;
-
-	if (shmem_nr_knobs == THP_MAX_KNOBS) {
-		fprintf(stderr, "shmem thp: too many THP sizes\n");
-		return -1;
-	}
-	k = &shmem_knobs[shmem_nr_knobs];
-	snprintf(k->path, sizeof(k->path), "%s", path);
-	k->kb = kb;
-	if (thp_read_mode(k->path, k->saved, sizeof(k->saved))) {
-		fprintf(stderr, "shmem thp: cannot read %s: %s\n", path,
-			strerror(errno));
-		return -1;
-	}
-	shmem_nr_knobs++;
-	return 0;
-}
-
-/* Top level first (index 0), then every size that has shmem_enabled. */
-static int shmem_save(void)
-{
-	char path[128];
-	struct dirent *de;
-	unsigned long kb;
-	DIR *d;
-	int ret;
-
-	if (shmem_saved)
-		return 0;
-	if (access(THP_DIR "/shmem_enabled", F_OK))
-		return 0;	/* no shmem THP: nothing to save */
-	d = opendir(THP_DIR);
-	if (!d)
-		return 0;
-	ret = shmem_add_knob(THP_DIR "/shmem_enabled", 0);
-	while (!ret && (de = readdir(d))) {
-		if (sscanf(de->d_name, "hugepages-%lukB", &kb) != 1)
-			continue;
-		snprintf(path, sizeof(path),
-			 THP_DIR "/hugepages-%lukB/shmem_enabled", kb);
-		if (access(path, F_OK))
-			continue;
-		ret = shmem_add_knob(path, kb);
-	}
-	closedir(d);
-	if (ret) {
-		shmem_nr_knobs = 0;
-		return ret;
-	}
-	shmem_saved = 1;
-	atexit(shmem_thp_restore);
-	return 0;
-}
-
 int shmem_thp_available(unsigned long kb)
 {
 	char path[128];
@@ -901,10 +870,10 @@ int shmem_thp_select(unsigned long kb)
 			kb, kb);
 		return -1;
 	}
-	if (shmem_save())
+	if (knobs_save(&shmem_knobs))
 		return -1;
-	for (i = 0; i < shmem_nr_knobs; i++) {
-		struct thp_knob *k = &shmem_knobs[i];
+	for (i = 0; i < shmem_knobs.nr; i++) {
+		struct thp_knob *k = &shmem_knobs.knobs[i];
 
 		if (!k->kb)
 			mode = kb == pmd_kb ? "always" : "never";
@@ -921,15 +890,7 @@ int shmem_thp_select(unsigned long kb)
 
 void shmem_thp_restore(void)
 {
-	int i;
-
-	if (!shmem_saved)
-		return;
-	/* per-size knobs first: "inherit" may be refused under "force" */
-	for (i = shmem_nr_knobs - 1; i >= 0; i--)
-		thp_write_mode(shmem_knobs[i].path, shmem_knobs[i].saved);
-	shmem_saved = 0;
-	shmem_nr_knobs = 0;
+	knobs_restore(&shmem_knobs);
 }
 
 /* ---- more regions -------------------------------------------------- */
