@@ -17,7 +17,7 @@ series_files() { ls "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | gr
 tree_matches_patches() {
 	local tmp a b
 	tmp=$(mktemp -d)
-	git -C "$TREE" format-patch -q -o "$tmp" base..HEAD
+	git -C "$TREE" format-patch -q --no-signature -o "$tmp" base..HEAD
 	a=$(fingerprint "$tmp"/*.patch /dev/null)
 	mapfile -t files < <(series_files)
 	b=$(fingerprint "${files[@]}" /dev/null)
