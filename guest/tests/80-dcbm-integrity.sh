@@ -3,6 +3,7 @@
 # and on four channels, with descriptors completing in order, in reverse and
 # at random: every byte must arrive (migbench verifies each hop), the DMA
 # engine must have copied the folios, and none may fall back to the CPU.
+# The same for every folio size and mapping kind of the core tests.
 # Also: the defaults and bad input of /sys/kernel/mm/migration/dcbm/, the
 # choice of the DMA device, and the minimum batch.
 . /opt/mig/tests/lib.sh
@@ -41,6 +42,15 @@ run() {
 	[ "$(delta folios)" -gt 0 ] || fail "$1: dcbm copied nothing"
 	[ "$fb" -eq 0 ] || fail "$1: $fb folios fell back to the CPU"
 }
+# matrix LABEL: every folio size x mapping kind of the core tests (migcheck,
+# which checks bytes and page nodes after every hop)
+matrix() {
+	snap
+	migcheck -q -c move_pages > /tmp/mc.log 2>&1 ||
+		{ cat /tmp/mc.log; fail "$1: matrix not exact"; }
+	echo "$1, size x kind matrix: folios +$(delta folios)"
+	[ "$(delta folios)" -gt 0 ] || fail "$1: dcbm copied nothing in the matrix"
+}
 nchan() { wc -w < $D/channels; }
 
 echo 1 > $D/nr_channels || fail "nr_channels 1"
@@ -49,8 +59,10 @@ select_migrator dcbm || fail "cannot select dcbm"
 [ "$(nchan)" -eq 1 ] || fail "1 channel wanted, holds: $(cat $D/channels)"
 echo 0 > $P/out_of_order
 run "1 channel, in order"
+matrix "1 channel, in order"
 echo 1 > $P/out_of_order
 run "1 channel, reverse"
+matrix "1 channel, reverse"
 select_migrator kernel || fail "deselect"
 [ -z "$(cat $D/channels)" ] || fail "channels kept after deselect: $(cat $D/channels)"
 
@@ -64,10 +76,12 @@ echo $dev > $D/device 2>/dev/null && fail "device changed while selected"
 [ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels changed to $(cat $D/nr_channels)"
 echo 0 > $P/out_of_order
 run "4 channels, in order"
+matrix "4 channels, in order"
 echo 1 > $P/out_of_order
 run "4 channels, reverse"
 echo 2 > $P/out_of_order
 run "4 channels, random"
+matrix "4 channels, random"
 echo 300 > $P/latency_us
 run "4 channels, random, 300us latency"
 echo 0 > $P/latency_us

@@ -1,6 +1,7 @@
 #!/bin/sh
-# mtcopy with 1 and 4 threads copies every folio size exactly, including
-# batches with fewer folios than threads (folios cut into chunks).
+# mtcopy with 1 and 4 threads copies every folio size and mapping kind
+# exactly, including batches with fewer folios than threads (folios cut
+# into chunks).
 . /opt/mig/tests/lib.sh
 
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
@@ -15,6 +16,12 @@ for t in 1 4; do
 	echo "threads=$t: folios +$(delta folios) batches +$(delta batches) error +$(delta fallback_error)"
 	[ "$(delta folios)" -gt 0 ] || fail "threads=$t: mtcopy copied nothing"
 	[ "$(delta fallback_error)" -eq 0 ] || fail "threads=$t: copies failed"
+	# every folio size x mapping kind of the core tests
+	snap
+	migcheck -q -c move_pages > /tmp/mc.log 2>&1 ||
+		{ cat /tmp/mc.log; fail "threads=$t: matrix not exact"; }
+	echo "threads=$t, size x kind matrix: folios +$(delta folios)"
+	[ "$(delta folios)" -gt 0 ] || fail "threads=$t: mtcopy copied nothing in the matrix"
 done
 
 # One 2M folio per batch and 4 threads: each thread copies a quarter of it.
