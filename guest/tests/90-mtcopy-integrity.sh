@@ -32,6 +32,15 @@ migbench -s 4 -k 2048 -r 2 -V 0,1 > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "chunked copy: data not exact"; }
 [ "$(delta folios)" -gt 0 ] || fail "chunked copy: nothing copied by mtcopy"
 
+# Small batches (below 64 pages by default) are left to the move phase:
+# waking workers would cost them more than it saves.
+[ "$(cat $M/min_batch_pages)" = 64 ] || fail "min_batch_pages default: $(cat $M/min_batch_pages)"
+snap
+migbench -s 1 -k 4 -b 16 -r 1 -f 0 -t 1 > /tmp/mb.log 2>&1 ||
+	{ cat /tmp/mb.log; fail "small batches: data not exact"; }
+[ "$(delta fallback_below_min)" -gt 0 ] && [ "$(delta folios)" -eq 0 ] ||
+	fail "16-page batches: below_min +$(delta fallback_below_min), copied +$(delta folios)"
+
 for v in 0 65 -1 abc ""; do write_fails $M/threads "$v"; done
 for v in nowhere "" 1; do write_fails $M/placement "$v"; done
 write_fails $M/min_batch_pages -5
