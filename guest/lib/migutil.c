@@ -990,6 +990,24 @@ int parse_ulong(const char *s, unsigned long *out)
 	return errno || end == s || *end || *s == '-' ? -1 : 0;
 }
 
+int parse_folio_sizes(const char *arg, unsigned long *kbs, int max)
+{
+	static const unsigned long all[] = { 4, 16, 64, 256, 2048 };
+	int i, n = sizeof(all) / sizeof(all[0]);
+
+	if (!strcmp(arg, "all")) {
+		if (max < n)
+			return -1;
+		memcpy(kbs, all, sizeof(all));
+		return n;
+	}
+	n = parse_list(arg, kbs, max);
+	for (i = 0; i < n; i++)
+		if (kbs[i] < 4 || (kbs[i] & (kbs[i] - 1)))
+			return -1;
+	return n > 0 ? n : -1;
+}
+
 /* Comma list of numbers into @out; returns the count or -1. */
 int parse_list(const char *arg, unsigned long *out, int max)
 {

@@ -153,5 +153,10 @@ long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip);
 int parse_ulong(const char *s, unsigned long *out);
 /* Comma list of numbers into @out; returns the count or -1. */
 int parse_list(const char *arg, unsigned long *out, int max);
+/*
+ * Folio sizes in KiB: "all" (4,16,64,256,2048) or a comma list of powers
+ * of two from 4. Returns the count or -1.
+ */
+int parse_folio_sizes(const char *arg, unsigned long *kbs, int max);
 
 #endif /* MIGUTIL_H */

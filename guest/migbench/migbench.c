@@ -31,7 +31,6 @@
 #define MAX_THREADS	256
 #define MAX_SIZE_MB	(1UL << 20)
 
-static const unsigned long all_sizes[] = { 4, 16, 64, 256, 2048 };
 
 struct opts {
 	unsigned long size_mb;
@@ -92,20 +91,8 @@ static int parse_int(const char *s, int *out)
 
 static int parse_sizes(const char *arg, struct opts *o)
 {
-	int i;
-
-	if (!strcmp(arg, "all")) {
-		o->nr_kbs = ARRAY_SIZE(all_sizes);
-		memcpy(o->kbs, all_sizes, sizeof(all_sizes));
-		return 0;
-	}
-	o->nr_kbs = parse_list(arg, o->kbs, MAX_SIZES);
-	if (o->nr_kbs <= 0)
-		return -1;
-	for (i = 0; i < o->nr_kbs; i++)
-		if (o->kbs[i] < 4 || (o->kbs[i] & (o->kbs[i] - 1)))
-			return -1;
-	return 0;
+	o->nr_kbs = parse_folio_sizes(arg, o->kbs, MAX_SIZES);
+	return o->nr_kbs > 0 ? 0 : -1;
 }
 
 static int parse_vnodes(const char *arg, struct opts *o)

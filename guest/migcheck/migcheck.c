@@ -40,7 +40,6 @@
 #define EXIT_FAIL	1
 #define EXIT_SETUP	2
 #define EXIT_SKIP	4
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_SIZES	16
 #define MAX_ROUTE	32
 #define MAX_NODE	1023
@@ -65,7 +64,6 @@ static const char *const sc_names[NR_SCS] = {
 	"move_pages", "migrate_pages", "mbind",
 };
 
-static const unsigned long all_sizes[] = { 4, 16, 64, 256, 2048 };
 
 struct opts {
 	unsigned long kbs[MAX_SIZES];
@@ -139,20 +137,8 @@ static void usage(FILE *f)
 
 static int parse_sizes(const char *arg, struct opts *o)
 {
-	int i;
-
-	if (!strcmp(arg, "all")) {
-		o->nr_kbs = ARRAY_SIZE(all_sizes);
-		memcpy(o->kbs, all_sizes, sizeof(all_sizes));
-		return 0;
-	}
-	o->nr_kbs = parse_list(arg, o->kbs, MAX_SIZES);
-	if (o->nr_kbs <= 0)
-		return -1;
-	for (i = 0; i < o->nr_kbs; i++)
-		if (o->kbs[i] < 4 || (o->kbs[i] & (o->kbs[i] - 1)))
-			return -1;
-	return 0;
+	o->nr_kbs = parse_folio_sizes(arg, o->kbs, MAX_SIZES);
+	return o->nr_kbs > 0 ? 0 : -1;
 }
 
 /* Comma list of names from @names into a bit mask; "all" = every name. */
