@@ -81,6 +81,29 @@ paired() {	# migrator threads (its settings already made)
 	}' | tag "$1" "$2"
 }
 
+# First-folio latency at the default settings, from tracepoints that vanilla
+# has too: from mm_migrate_pages_start to the first remove_migration_pte/pmd
+# of that migrate_pages() call (its first batch's first folio remapped).
+# Measured in both kernels, so that the patched default can be compared with
+# vanilla: with no migrator selected the batch path must cost nothing.
+default_latency() {	# folio_kb
+	events on mm_migrate_pages_start remove_migration_pte thp/remove_migration_pmd
+	migbench -j -s 64 -r 3 -k "$1" -f 0 -t 1 > /tmp/lat.json
+	events off mm_migrate_pages_start remove_migration_pte thp/remove_migration_pmd
+	gbps=$(sed -n 's/.*"gbps":\([0-9.]*\).*/\1/p' /tmp/lat.json)
+	awk -v kb=$1 -v gbps=${gbps:-0} '
+		/mm_migrate_pages_start:/ { sub(":", "", $4); t0 = $4; open = 1 }
+		/remove_migration_p[tm][ed]:/ && open {
+			sub(":", "", $4); lat[n++] = ($4 - t0) * 1000; open = 0 }
+		END {
+			if (!n) exit
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
+				if (lat[j] < lat[i]) { x = lat[i]; lat[i] = lat[j]; lat[j] = x }
+			printf "{\"type\":\"default_latency\",\"folio_kb\":%d,\"calls\":%d,\"first_ms_median\":%.3f,\"first_ms_max\":%.3f,\"gbps\":%s}\n",
+				kb, n, lat[int(n / 2)], lat[n - 1], gbps
+		}' $T/trace | tag none 1
+}
+
 # First-folio latency: from mm_migrate_batch_start to the first
 # mm_migrate_folio_remapped of that batch, for growing batches.
 latency() {	# folio_kb
@@ -108,9 +131,11 @@ latency() {	# folio_kb
 echo 8192 > $T/buffer_size_kb
 migbench -j -s "$BENCH_MB" -r "$BENCH_REPS" -m "$(nproc)" -M | tag none 1
 
-if [ "$KERNEL" = vanilla ]; then
-	throughput none 1
-else
+# Both kernels at their defaults: in the patched one, no migrator selected.
+throughput none 1
+for kb in 4 64 2048; do default_latency $kb; done
+if [ "$KERNEL" = patched ]; then
+	echo kernel > $MIG/migrator
 	throughput kernel 1
 	latency 4
 	latency 2048
