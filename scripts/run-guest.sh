@@ -7,39 +7,67 @@
 #   GUEST_CPUS     vCPUs (default 2, at least 2)
 #   GUEST_NODE_MB  memory of nodes 0 1 2 in MiB (default "1024 1024 1024")
 #   GUEST_TIMEOUT  hard limit for the whole boot in seconds (default 1800)
-#   GUEST_DISK     raw disk image attached as virtio /dev/vda (optional)
+#   GUEST_STALL    give up when the console has been silent this many seconds
+#                  (default 300): a stuck guest fails early, not at GUEST_TIMEOUT
+#   GUEST_APPEND   extra kernel command-line arguments (after the default ones)
+#   GUEST_DISKS    raw disk images attached as virtio disks, space-separated,
+#                  in order: /dev/vda, /dev/vdb, ... (optional)
 #   VERBOSE=1      show kernel messages live, not only the job's output
 # Writes results/NAME.console.log (kernel log + job output) and results/NAME.out
-# (what the job wrote to $RESULTS). Exits 1 if the guest did not finish the job,
-# 3 if the kernel log has a BUG, WARNING, Oops, KASAN, lockdep or hung-task report.
+# (what the job wrote to $RESULTS). Exits 1 if the guest did not finish the job
+# (or stalled), 3 if the kernel log has a BUG, WARNING, Oops, KASAN, lockdep or
+# hung-task report.
 . "$(dirname "$0")/lib.sh"
 
 variant=${1:?variant} profile=${2:?profile} name=${3:?name} job=${4:?job script}
 out=$(kernel_out "$variant" "$profile")
 cpus=${GUEST_CPUS:-2}
 read -r -a mb <<< "${GUEST_NODE_MB:-1024 1024 1024}"
+read -r -a disks <<< "${GUEST_DISKS:-}"
 timeout=${GUEST_TIMEOUT:-1800}
+stall=${GUEST_STALL:-300}
 [ "$cpus" -ge 2 ] && [ $((cpus % 2)) -eq 0 ] || die "GUEST_CPUS must be even and at least 2 (half per CPU node)"
 [ ${#mb[@]} -eq 3 ] || die "GUEST_NODE_MB needs three sizes"
+[ "$stall" -gt 0 ] || die "GUEST_STALL must be a positive number of seconds"
+[ -z "${GUEST_DISK:-}" ] || die "GUEST_DISK was replaced by GUEST_DISKS (a list: vda vdb ...)"
 [ -f "$out/arch/x86/boot/bzImage" ] || die "no kernel in $out"
+for d in "${disks[@]}"; do [ -f "$d" ] || die "no disk image $d"; done
 
 mkdir -p "$RESULTS"
 console=$RESULTS/$name.console.log
 result=$RESULTS/$name.out
 : > "$console"; : > "$result"
 
-# The job travels as a second cpio archive appended to the initramfs.
+# Every exit path (normal, die, ^C) stops the watchdog and QEMU and waits for
+# them and the console tail, so that nothing outlives this script.
 jobdir=$(mktemp -d)
-trap 'rm -rf "$jobdir"' EXIT
+qpid="" wpid=""
+# shellcheck disable=SC2317  # called by the trap
+cleanup() {
+	[ -z "$wpid" ] || kill "$wpid" 2>/dev/null || true
+	[ -z "$qpid" ] || kill "$qpid" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$jobdir"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The job travels as a second cpio archive appended to the initramfs.
 install -m 755 "$job" "$jobdir/job.sh"
 (cd "$jobdir" && echo job.sh | cpio -o -H newc --quiet | gzip -1) > "$jobdir/job.cpio.gz"
 cat "$out/initramfs.cpio.gz" "$jobdir/job.cpio.gz" > "$jobdir/initrd"
 
-# Guest RAM is preallocated: first touches of host memory would otherwise
-# make some migrations several times slower than others.
+# q35, not pc: the i440fx _PRT is an AML method that the KASAN kernel under
+# TCG can run so slowly that ACPICA aborts it (AE_AML_LOOP_TIMEOUT), leaving
+# virtio without an interrupt; q35's routing table is static. la57=off: with
+# 5-level paging (on in -cpu max) the debug kernel took a KASAN wild access
+# in early boot. Guest RAM is preallocated: first touches of host memory
+# would otherwise make some migrations several times slower than others.
 half=$((cpus / 2))	# one socket per CPU node, or the kernel warns about LLC siblings across nodes
 args=(
-	-accel tcg,thread=multi -cpu max -smp "$cpus,sockets=2,cores=$half,threads=1" -m "$((mb[0] + mb[1] + mb[2]))M"
+	-machine q35 -accel tcg,thread=multi -cpu max,la57=off
+	-smp "$cpus,sockets=2,cores=$half,threads=1" -m "$((mb[0] + mb[1] + mb[2]))M"
 	-object memory-backend-ram,id=m0,size="${mb[0]}M",prealloc=on
 	-object memory-backend-ram,id=m1,size="${mb[1]}M",prealloc=on
 	-object memory-backend-ram,id=m2,size="${mb[2]}M",prealloc=on
@@ -47,24 +75,58 @@ args=(
 	-numa node,nodeid=1,cpus=$half-$((cpus - 1)),memdev=m1
 	-numa node,nodeid=2,memdev=m2
 	-kernel "$out/arch/x86/boot/bzImage" -initrd "$jobdir/initrd"
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 watchdog_thresh=60"
-	-display none -monitor none -no-reboot
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 watchdog_thresh=60${GUEST_APPEND:+ $GUEST_APPEND}"
+	-display none -monitor none -nic none -no-reboot
 	-serial file:"$console" -serial file:"$result"
 )
-[ -n "${GUEST_DISK:-}" ] && args+=(-drive file="$GUEST_DISK",if=virtio,format=raw)
+# virtio-blk devices are named in the order of their PCI slots, i.e. of -drive.
+for d in "${disks[@]}"; do args+=(-drive file="$d",if=virtio,format=raw); done
 
 log "booting $variant-$profile: $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
 timeout --foreground -k 10 "$timeout" qemu-system-x86_64 "${args[@]}" &
 qpid=$!
 if [ -n "${VERBOSE:-}" ]; then
-	tail -n +1 -F --pid=$qpid "$console" 2>/dev/null
+	tail -n +1 -F --pid=$qpid "$console" 2>/dev/null &
 else
 	# Job output only; kernel messages start with a [timestamp].
-	tail -n +1 -F --pid=$qpid "$console" 2>/dev/null | grep --line-buffered -v -E '^\[ *[0-9]+\.[0-9]+\]'
+	tail -n +1 -F --pid=$qpid "$console" 2>/dev/null | grep --line-buffered -v -E '^\[ *[0-9]+\.[0-9]+\]' &
 fi
-wait $qpid && rc=0 || rc=$?
+tpid=$!
 
-[ $rc -eq 124 ] && warn "guest timed out after ${timeout}s"
+# Watchdog: a guest that prints nothing for $stall seconds is stuck (an
+# interrupt that never comes, a deadlock); stop it instead of waiting for
+# GUEST_TIMEOUT. timeout(1) passes the TERM on to QEMU (KILL 10 s later).
+stalled=$jobdir/stalled
+(
+	sp=""
+	trap '[ -z "$sp" ] || { kill "$sp"; wait "$sp"; } 2>/dev/null; exit 0' TERM
+	size=-1 since=$SECONDS
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 5 & sp=$!
+		wait "$sp" || true
+		now=$(stat -c %s "$console")
+		if [ "$now" != "$size" ]; then
+			size=$now since=$SECONDS
+		elif [ $((SECONDS - since)) -ge "$stall" ]; then
+			: > "$stalled"
+			kill "$qpid" 2>/dev/null || true
+			exit 0
+		fi
+	done
+) &
+wpid=$!
+
+wait $qpid && rc=0 || rc=$?
+qpid=""
+wait $tpid 2>/dev/null || true	# let the tail print the last lines
+
+if [ -e "$stalled" ]; then
+	warn "guest stalled: no console output for $stall s; its last lines:"
+	tail -n 5 "$console" >&2
+	kernel_problems "$console" || true
+	exit 1
+fi
+[ "$rc" -eq 124 ] && warn "guest timed out after ${timeout}s"
 if ! grep -q '^init: job finished' "$console"; then
 	warn "the guest did not finish its job (qemu exit $rc)"
 	exit 1

@@ -10,10 +10,15 @@
 "$TOP/scripts/build-kernel.sh" patched debug
 "$TOP/scripts/initramfs.sh" patched debug
 
-# A fresh ext4 disk for the page-cache and buffer-head tests.
-disk=$BUILD/test-disk.img
-rm -f "$disk"
-mkfs.ext4 -q -F "$disk" 512M
+# Fresh disks (see README, "The guest"): vda ext4, mounted on /mnt by init
+# (page-cache and buffer-head tests); vdb raw zeros, never formatted (buffered
+# I/O on a block device); vdc ext4 with 1K blocks, not mounted by init (several
+# buffer heads per folio, metadata in the block device's page cache).
+disks=("$BUILD/test-disk.img" "$BUILD/test-raw.img" "$BUILD/test-ext4-1k.img")
+rm -f "${disks[@]}"
+mkfs.ext4 -q -F "${disks[0]}" 512M
+truncate -s 64M "${disks[1]}"
+mkfs.ext4 -q -F -b 1024 "${disks[2]}" 128M
 
 job=$(mktemp)
 trap 'rm -f "$job"' EXIT
@@ -24,7 +29,7 @@ echo "sh /opt/mig/tests/run.sh$list" > "$job"
 rc=0
 # Node 0 also holds the kernel and, in the debug kernel, the KASAN shadow of
 # all nodes: give it more, so that migrations to it do not run short of THPs.
-GUEST_NODE_MB=${GUEST_NODE_MB:-1536 1024 1024} GUEST_CPUS=${GUEST_CPUS:-4} GUEST_DISK=$disk \
+GUEST_NODE_MB=${GUEST_NODE_MB:-1536 1024 1024} GUEST_CPUS=${GUEST_CPUS:-4} GUEST_DISKS="${disks[*]}" \
 	"$TOP/scripts/run-guest.sh" patched debug test "$job" || rc=$?
 
 out=$RESULTS/test.out
