@@ -6,11 +6,11 @@
 # back and forth, and no write may be lost.
 . /opt/mig/tests/lib.sh
 
+select_migrator kernel
 snap
 migcheck -q || fail "matrix with the batch path on"
 [ "$(delta batches)" -gt 0 ] || fail "the batch path was not used"
-echo none > $MIG/reasons
-migcheck -q -k 4,2048 || fail "matrix with the batch path off"
-echo all > $MIG/reasons
 migcheck -q -W 5 -k 4,2048 || fail "concurrent writers"
+select_migrator none
+migcheck -q -k 4,2048 || fail "matrix with the batch path off"
 finish

@@ -8,6 +8,7 @@
 
 THP=/sys/kernel/mm/transparent_hugepage/enabled
 thp=$(sed 's/.*\[\(.*\)\].*/\1/' $THP)
+select_migrator kernel
 echo compaction > $MIG/reasons
 
 snap
@@ -23,6 +24,7 @@ grep -q '^# Totals: pass:1 ' /tmp/compaction.log || fail "compaction_test did no
 
 # Leave free memory in large blocks: later tests fault in THPs.
 echo all > $MIG/reasons
+select_migrator none
 echo "$thp" > $THP
 echo 1 > /proc/sys/vm/compact_memory
 finish

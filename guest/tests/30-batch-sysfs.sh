@@ -4,12 +4,15 @@
 . /opt/mig/tests/lib.sh
 
 [ -d "$MIG" ] || { echo "no $MIG"; exit 1; }
-[ "$(cat $MIG/migrator)" = "[kernel]" ] || fail "default migrator list: $(cat $MIG/migrator)"
+[ "$(cat $MIG/migrator)" = "[none] kernel" ] || fail "default migrator list: $(cat $MIG/migrator)"
+# HPAGE_PMD_NR on x86-64, as without the series
 [ "$(cat $MIG/max_batch_pages)" = 512 ] || fail "default max_batch_pages: $(cat $MIG/max_batch_pages)"
 all="compaction memory_failure memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced contig_range longterm_pin demotion damon"
 [ "$(cat $MIG/reasons)" = "$all" ] || fail "default reasons: $(cat $MIG/reasons)"
 
-for v in bogus "" "[kernel]" "kernel test" kernel/ ker; do write_fails $MIG/migrator "$v"; done
+for v in bogus "" "[kernel]" "[none]" "kernel test" "none kernel" kernel/ ker; do
+	write_fails $MIG/migrator "$v"
+done
 for v in bogus "" "," "syscall" "all,compaction" "compaction,bogus" "COMPACTION"; do
 	write_fails $MIG/reasons "$v"
 done
@@ -25,5 +28,9 @@ echo all > $MIG/reasons && [ "$(cat $MIG/reasons)" = "$all" ] || fail "reasons a
 for v in 1 65536 512; do
 	echo $v > $MIG/max_batch_pages && [ "$(cat $MIG/max_batch_pages)" = $v ] || fail "max_batch_pages $v"
 done
-echo kernel > $MIG/migrator || fail "selecting the active migrator again"
+echo none > $MIG/migrator || fail "selecting the active migrator again"
+echo kernel > $MIG/migrator && [ "$(cat $MIG/migrator)" = "none [kernel]" ] ||
+	fail "selecting kernel: $(cat $MIG/migrator)"
+echo none > $MIG/migrator && [ "$(cat $MIG/migrator)" = "[none] kernel" ] ||
+	fail "selecting none: $(cat $MIG/migrator)"
 finish

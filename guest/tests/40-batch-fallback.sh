@@ -48,6 +48,6 @@ run copy
 positive fallback_below_min min_batch; zero batches min_batch
 echo 0 > $T/min_batch_pages
 
-select_migrator kernel
+select_migrator none
 rmmod test_migrator || fail "cannot unload test_migrator"
 finish

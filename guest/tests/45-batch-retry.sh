@@ -25,6 +25,6 @@ echo "rounds $round: folios +$(delta folios) retries +$(delta fallback_retry)" \
 [ "$(delta folios)" -gt 0 ] || fail "the test migrator copied nothing"
 
 echo 0 > $MIG/test/delay_ms
-select_migrator kernel
+select_migrator none
 rmmod test_migrator || fail "cannot unload test_migrator"
 finish

@@ -20,12 +20,12 @@ while [ $i -lt 15 ]; do
 	[ $((i % 4)) -eq 0 ] && echo none > $MIG/reasons
 	sleep 1
 	echo all > $MIG/reasons
-	select_migrator kernel || fail "deselect $i"
+	select_migrator none || fail "deselect $i"
 	rmmod test_migrator || fail "rmmod $i"
 	grep -q test $MIG/migrator && fail "test still listed after rmmod"
 	i=$((i + 1))
 done
 
 stop_migrations select/unload
-[ "$(cat $MIG/migrator)" = "[kernel]" ] || fail "final migrator list: $(cat $MIG/migrator)"
+[ "$(active)" = none ] || fail "final migrator list: $(cat $MIG/migrator)"
 finish

@@ -63,7 +63,7 @@ matrix "1 channel, in order"
 echo 1 > $P/out_of_order
 run "1 channel, reverse"
 matrix "1 channel, reverse"
-select_migrator kernel || fail "deselect"
+select_migrator none || fail "deselect"
 [ -z "$(cat $D/channels)" ] || fail "channels kept after deselect: $(cat $D/channels)"
 
 echo 4 > $D/nr_channels || fail "nr_channels 4"
@@ -89,7 +89,7 @@ echo 0 > $P/out_of_order
 
 # two migrations at once share the channels: batches borrow the free ones,
 # or fall back with -EBUSY when none is free; all bytes must arrive
-select_migrator kernel
+select_migrator none
 for n in 1 4; do
 	echo $n > $D/nr_channels
 	select_migrator dcbm || fail "cannot select dcbm with $n channels"
@@ -110,7 +110,7 @@ for n in 1 4; do
 		[ "$(delta $c)" -eq 0 ] || fail "$n channel(s), concurrent: $c moved"
 	done
 	echo 0 > $P/out_of_order
-	select_migrator kernel
+	select_migrator none
 done
 echo 4 > $D/nr_channels
 select_migrator dcbm || fail "cannot select dcbm again"
@@ -122,10 +122,10 @@ migbench -s 2 -k 4,2048 -r 1 -V 0,1 > /tmp/mb.log 2>&1 || { cat /tmp/mb.log; fai
 [ "$(delta fallback_below_min)" -gt 0 ] || fail "min_batch: fallback_below_min did not move"
 [ "$(delta batches)" -eq 0 ] || fail "min_batch: $(delta batches) batches offered"
 echo 0 > $D/min_batch_pages
-select_migrator kernel || fail "deselect"
+select_migrator none || fail "deselect"
 
 # device by DMA device name and by parent device name; an unknown one
-# fails the selection and leaves the kernel migrator active
+# fails the selection and leaves "none" active
 for name in $dev swdma; do
 	echo $name > $D/device || fail "device $name rejected"
 	select_migrator dcbm || fail "cannot select dcbm on $name"
@@ -134,11 +134,11 @@ for name in $dev swdma; do
 	*) fail "device $name: channels $(cat $D/channels)" ;;
 	esac
 	run "device $name"
-	select_migrator kernel
+	select_migrator none
 done
 echo dma99 > $D/device
 select_migrator dcbm 2>/dev/null && fail "dcbm selected without a dma99"
-[ "$(active)" = kernel ] || fail "active after a failed selection: $(active)"
+[ "$(active)" = none ] || fail "active after a failed selection: $(active)"
 [ -z "$(cat $D/channels)" ] || fail "channels held after a failed selection"
 echo > $D/device
 [ -z "$(cat $D/device)" ] || fail "device not cleared: $(cat $D/device)"
@@ -150,7 +150,7 @@ modprobe swdma max_seg_size=5000 || fail "cannot load swdma max_seg_size=5000"
 select_migrator dcbm || fail "cannot select dcbm on 5000-byte segments"
 echo 2 > $P/out_of_order
 run "5000-byte segments, random"
-select_migrator kernel
+select_migrator none
 
 rmmod dcbm || fail "cannot unload dcbm"
 rmmod swdma || fail "cannot unload swdma"

@@ -109,7 +109,7 @@ for c in fallback_error fallback_timeout fallback_nomem fallback_busy fallback_i
 done
 dmesg | grep -q "dcbm: cannot terminate" && fail "a channel could not be terminated"
 
-select_migrator kernel || fail "cannot deselect dcbm"
+select_migrator none || fail "cannot deselect dcbm"
 rmmod dcbm || fail "cannot unload dcbm"
 rmmod swdma || fail "cannot unload swdma"
 finish

@@ -12,7 +12,7 @@ others="fallback_busy fallback_nomem fallback_timeout fallback_error fallback_in
 
 modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
 select_migrator dcbm 2>/dev/null && fail "dcbm selected without any DMA engine"
-[ "$(active)" = kernel ] || fail "active after a failed selection: $(active)"
+[ "$(active)" = none ] || fail "active after a failed selection: $(active)"
 
 modprobe swdma || fail "cannot load swdma"
 select_migrator dcbm || fail "cannot select dcbm"
@@ -28,7 +28,7 @@ else
 fi
 grep -q '^swdma ' /proc/modules || fail "swdma gone"
 [ -n "$(cat $D/channels)" ] || fail "no channels held"
-select_migrator kernel || fail "deselect"
+select_migrator none || fail "deselect"
 rmmod swdma || fail "swdma not unloadable after deselect"
 rmmod dcbm || fail "dcbm not unloadable after deselect"
 
@@ -48,7 +48,7 @@ while [ $i -lt 8 ]; do
 		fail "$i: $want channels wanted, holds: $(cat $D/channels)"
 	rmmod swdma 2>/dev/null && { fail "rmmod swdma while held ($i)"; break; }
 	sleep 1
-	select_migrator kernel || fail "deselect $i"
+	select_migrator none || fail "deselect $i"
 	rmmod dcbm || fail "rmmod dcbm $i"
 	rmmod swdma || fail "rmmod swdma $i"
 	i=$((i + 1))
@@ -77,9 +77,9 @@ for c in $others; do
 	[ "$(delta $c)" -eq 0 ] || fail "shared: $c moved by $(delta $c)"
 done
 rmmod swdma 2>/dev/null && fail "swdma unloaded while shared"
-select_migrator kernel || fail "deselect shared"
+select_migrator none || fail "deselect shared"
 rmmod dcbm || fail "rmmod dcbm (shared)"
 rmmod async_tx || fail "rmmod async_tx"
 rmmod swdma || fail "rmmod swdma (shared)"
-[ "$(cat $MIG/migrator)" = "[kernel]" ] || fail "final migrator list: $(cat $MIG/migrator)"
+[ "$(active)" = none ] || fail "final migrator list: $(cat $MIG/migrator)"
 finish

@@ -49,6 +49,6 @@ echo spread > $M/placement && migbench -s 2 -k 4,2048 -r 1 -V 0,1,2 > /dev/null 
 	fail "placement spread"
 echo dst_node > $M/placement
 
-select_migrator kernel
+select_migrator none
 rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

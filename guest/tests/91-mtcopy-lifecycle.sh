@@ -12,7 +12,7 @@ while [ $i -lt 10 ]; do
 	for t in 1 3 8 2; do echo $t > $MIG/mtcopy/threads; sleep 0.3; done
 	echo spread > $MIG/mtcopy/placement
 	rmmod migrate_mtcopy 2>/dev/null && fail "rmmod of the active mtcopy succeeded"
-	select_migrator kernel || fail "deselect $i"
+	select_migrator none || fail "deselect $i"
 	rmmod migrate_mtcopy || fail "rmmod $i"
 	i=$((i + 1))
 done

