@@ -7,6 +7,8 @@
 #   GUEST_CPUS     vCPUs (default 2, at least 2)
 #   GUEST_NODE_MB  memory of nodes 0 1 2 in MiB (default "1024 1024 1024")
 #   GUEST_TIMEOUT  hard limit for the whole boot in seconds (default 1800)
+#   GUEST_ACCEL    tcg (default) or kvm: then each guest node's memory is
+#                  bound to the host node of the same number, if there is one
 #   GUEST_DISK     raw disk image attached as virtio /dev/vda (optional)
 #   VERBOSE=1      show kernel messages live, not only the job's output
 # Writes results/NAME.console.log (kernel log + job output) and results/NAME.out
@@ -38,11 +40,20 @@ cat "$out/initramfs.cpio.gz" "$jobdir/job.cpio.gz" > "$jobdir/initrd"
 # Guest RAM is preallocated: first touches of host memory would otherwise
 # make some migrations several times slower than others.
 half=$((cpus / 2))	# one socket per CPU node, or the kernel warns about LLC siblings across nodes
+case ${GUEST_ACCEL:-tcg} in
+tcg) accel=(-accel tcg,thread=multi -cpu max) ;;
+kvm) accel=(-accel kvm -cpu host) ;;
+*) die "GUEST_ACCEL must be tcg or kvm" ;;
+esac
+mem=()
+for i in 0 1 2; do
+	bind=
+	[ "${GUEST_ACCEL:-tcg}" = kvm ] && [ -d /sys/devices/system/node/node$i ] && bind=",host-nodes=$i,policy=bind"
+	mem+=(-object "memory-backend-ram,id=m$i,size=${mb[i]}M,prealloc=on$bind")
+done
 args=(
-	-accel tcg,thread=multi -cpu max -smp "$cpus,sockets=2,cores=$half,threads=1" -m "$((mb[0] + mb[1] + mb[2]))M"
-	-object memory-backend-ram,id=m0,size="${mb[0]}M",prealloc=on
-	-object memory-backend-ram,id=m1,size="${mb[1]}M",prealloc=on
-	-object memory-backend-ram,id=m2,size="${mb[2]}M",prealloc=on
+	"${accel[@]}" -smp "$cpus,sockets=2,cores=$half,threads=1" -m "$((mb[0] + mb[1] + mb[2]))M"
+	"${mem[@]}"
 	-numa node,nodeid=0,cpus=0-$((half - 1)),memdev=m0
 	-numa node,nodeid=1,cpus=$half-$((cpus - 1)),memdev=m1
 	-numa node,nodeid=2,memdev=m2
@@ -53,7 +64,7 @@ args=(
 )
 [ -n "${GUEST_DISK:-}" ] && args+=(-drive file="$GUEST_DISK",if=virtio,format=raw)
 
-log "booting $variant-$profile: $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
+log "booting $variant-$profile (${GUEST_ACCEL:-tcg}): $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
 timeout --foreground -k 10 "$timeout" qemu-system-x86_64 "${args[@]}" &
 qpid=$!
 if [ -n "${VERBOSE:-}" ]; then
