@@ -381,11 +381,10 @@ static void other_threads(const char *engine, struct cpu_times *t)
 		closedir(proc);
 }
 
-static void cpu_snapshot(const char *engine, struct cpu_times *t)
+static void own_times(struct cpu_times *t)
 {
 	struct rusage ru;
 
-	other_threads(engine, t);
 	getrusage(RUSAGE_THREAD, &ru);
 	t->utime = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
 	t->stime = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
@@ -415,11 +414,15 @@ static uint64_t move_verified(const struct opts *o, const struct move_plan *mp,
 	struct move_stats st;
 	long bad;
 
-	if (cost)
-		cpu_snapshot(o->engine, &before);
+	/* this thread's times closest to the move: the scans are not its cost */
+	if (cost) {
+		other_threads(o->engine, &before);
+		own_times(&before);
+	}
 	bad = move_range(buf, mp->len, mp->step, to, mp->per_call, &st);
 	if (cost) {
-		cpu_snapshot(o->engine, &after);
+		own_times(&after);
+		other_threads(o->engine, &after);
 		cpu_add_delta(cost, &before, &after);
 		*calls = st.calls;
 	}
