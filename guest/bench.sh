@@ -9,7 +9,7 @@
 #   KERNEL             vanilla|patched (default: patched if the kernel has
 #                      /sys/kernel/mm/migration)
 #   BOOT               number of this boot in the alternation (default 1)
-#   BENCH_MB           MiB moved per rep (default 256)
+#   BENCH_MB           MiB moved per rep (default 128)
 #   BENCH_REPS         reps of every configuration in this boot (default 2)
 #   BENCH_SIZES        folio sizes in KiB (default 4,16,64,128,256,512,1024,2048)
 #   BENCH_EXPERIMENTS  any of "sizes count threads latency" (default all four)
@@ -20,7 +20,7 @@
 #   BENCH_FROM, BENCH_TO  source and destination node (default 0, 1)
 here=$(dirname "$0")
 . "$here/tests/lib.sh"	# MIG, TRACING, events, copy_seconds
-: "${RESULTS:=/dev/stdout}" "${BOOT:=1}" "${BENCH_MB:=256}" "${BENCH_REPS:=2}"
+: "${RESULTS:=/dev/stdout}" "${BOOT:=1}" "${BENCH_MB:=128}" "${BENCH_REPS:=2}"
 : "${BENCH_SIZES:=4,16,64,128,256,512,1024,2048}" "${BENCH_FULL:=0}"
 : "${BENCH_EXPERIMENTS:=sizes count threads latency}" "${BENCH_THREADS:=$(nproc)}"
 : "${BENCH_FROM:=0}" "${BENCH_TO:=1}"

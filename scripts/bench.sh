@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 boots=${BENCH_BOOTS:-3}
-mb=${BENCH_MB:-256}
+mb=${BENCH_MB:-128}
 settings=()
 for v in BENCH_MB BENCH_REPS BENCH_SIZES BENCH_EXPERIMENTS BENCH_THREADS BENCH_FULL; do
 	[ -n "${!v:-}" ] && settings+=("$v='${!v}'")
