@@ -34,7 +34,7 @@ environment() {	# accel guest_cpus node_mb qemu
 	printf '{"type":"host","accel":"%s","guest_cpus":"%s","guest_node_mb":"%s","qemu":"%s","host_cpus":%d,"host_cpu_model":"%s","host_nodes":%d,"settings":"%s","failed":[%s]}\n' \
 		"$1" "$2" "$3" "$4" "$(nproc)" "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" \
 		"$nodes" "BENCH_BOOTS=$boots ${settings[*]}" \
-		"$(printf '"%s",' "${failed[@]}" | sed 's/,$//')" > "$RESULTS/bench-env.out"
+		"$([ ${#failed[@]} -eq 0 ] || printf '"%s",' "${failed[@]}" | sed 's/,$//')" > "$RESULTS/bench-env.out"
 }
 
 if [ "${BENCH_ON:-}" = host ]; then
