@@ -1,40 +1,74 @@
 #!/bin/sh
-# In-guest benchmark driver. Environment: KERNEL (vanilla|patched), BENCH_MB,
-# BENCH_REPS, BENCH_SIZES (KiB list or "all"). Writes JSON lines on $RESULTS,
-# each tagged with the kernel, the migrator and its thread/channel count.
-: "${BENCH_MB:=256}" "${BENCH_REPS:=5}" "${BENCH_REPS_2M:=9}" "${BENCH_PAIRS:=7}" "${BENCH_SIZES:=all}"
-. /opt/mig/tests/lib.sh	# MIG, events, copy_seconds
+# Benchmark driver (busybox sh). make bench runs it in the test guest, once
+# per boot, the kernels' boots alternating; it also runs on any host booted
+# into the kernel to measure (README, "Benchmark on a host"). Writes JSON
+# lines on $RESULTS (default: stdout), each tagged with the kernel, the
+# boot, the experiment and the migrator setting it was measured with.
+#
+# Settings (environment):
+#   KERNEL             vanilla|patched (default: patched if the kernel has
+#                      /sys/kernel/mm/migration)
+#   BOOT               number of this boot in the alternation (default 1)
+#   BENCH_MB           MiB moved per rep (default 128)
+#   BENCH_REPS         reps of every configuration in this boot (default 2)
+#   BENCH_SIZES        folio sizes in KiB (default 4,16,64,128,256,512,1024,2048)
+#   BENCH_EXPERIMENTS  any of "sizes count threads latency" (default all four)
+#   BENCH_THREADS      threads / channels of mtcopy and dcbm outside the
+#                      thread sweep (default: the number of CPUs)
+#   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
+#                      more batch sizes in the latency experiment
+#   BENCH_FROM, BENCH_TO  source and destination node (default 0, 1)
+here=$(dirname "$0")
+. "$here/tests/lib.sh"	# MIG, TRACING, events, copy_seconds
+: "${RESULTS:=/dev/stdout}" "${BOOT:=1}" "${BENCH_MB:=128}" "${BENCH_REPS:=2}"
+: "${BENCH_SIZES:=4,16,64,128,256,512,1024,2048}" "${BENCH_FULL:=0}"
+: "${BENCH_EXPERIMENTS:=sizes count threads latency}" "${BENCH_THREADS:=$(nproc)}"
+: "${BENCH_FROM:=0}" "${BENCH_TO:=1}"
+[ -d $MIG ] && : "${KERNEL:=patched}" || : "${KERNEL:=vanilla}"
+sizes=$(echo "$BENCH_SIZES" | tr , ' ')
 T=$TRACING
 
-tag() {	# migrator threads: label every JSON object of the run
-	sed "s/^{/{\"kernel\":\"$KERNEL\",\"migrator\":\"$1\",\"threads\":$2,/" > "$RESULTS"
+# Offloaders available in this boot, as migrator:threads settings.
+offload=
+if [ "$KERNEL" = patched ]; then
+	modprobe migrate_mtcopy 2>/dev/null && offload="mtcopy:$BENCH_THREADS"
+	# swdma: a software DMA engine whose channels are kernel threads
+	# copying with the CPU; 16 channels for the channel sweep.
+	modprobe swdma nr_channels=16 2>/dev/null && modprobe dcbm 2>/dev/null &&
+		offload="$offload dcbm:$BENCH_THREADS"
+fi
+migrators="none"
+[ "$KERNEL" = patched ] && migrators="none kernel $offload"
+
+# Select a setting (none, kernel, mtcopy:N, dcbm:N); sets $mig and $n.
+use() {
+	mig=${1%:*} n=1
+	case $1 in *:*) n=${1#*:} ;; esac
+	[ "$KERNEL" = patched ] || return 0
+	echo none > $MIG/migrator	# dcbm's channel count cannot change while selected
+	case $mig in
+	mtcopy) echo "$n" > $MIG/mtcopy/threads ;;
+	dcbm) echo "$n" > $MIG/dcbm/nr_channels ;;
+	esac
+	echo "$mig" > $MIG/migrator
 }
 
-# Throughput per folio size, and for the patched kernel the fraction F of
-# the move_pages() time spent in the batch copy, from the tracepoints.
-# 2M folios get more repetitions: under TCG their copy speed depends on the
-# state of QEMU's softmmu TLB (see the README), the best rep is the one
-# least slowed by it.
-throughput() {	# migrator threads [summary function of extra trace events...]
-	m=$1 n=$2 summary=${3:-}
-	shift 2; [ $# -gt 0 ] && shift
-	echo "bench: $KERNEL, migrator $m, threads $n"
-	for kb in $(echo "$BENCH_SIZES" | sed 's/^all$/4 16 64 256 2048/; s/,/ /g'); do
-		reps=$BENCH_REPS
-		[ "$kb" = 2048 ] && reps=$BENCH_REPS_2M
-		copy_events=
-		[ -d $T/events/migrate/mm_migrate_batch_copy_begin ] &&
-			copy_events="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end $*"
-		[ -n "$copy_events" ] && events on $copy_events
-		migbench -j -s "$BENCH_MB" -r "$reps" -k "$kb" -f 0 -t 1 > /tmp/move.json
-		tag "$m" "$n" < /tmp/move.json
-		[ -n "$copy_events" ] || continue
-		events off $copy_events
-		move_s=$(sed -n 's/.*"move_s":\([0-9.]*\).*/\1/p' /tmp/move.json)
-		echo "{\"type\":\"copy_fraction\",\"folio_kb\":$kb,\"copy_s\":$(copy_seconds),\"move_s\":${move_s:-0}}" |
-			tag "$m" "$n"
-		[ -n "$summary" ] && $summary "$kb" | tag "$m" "$n"
-	done
+# Label every JSON object with the run's coordinates: rep $i of this boot
+# (reps of one index are the pairs) and $extra fields.
+tag() {	# experiment
+	sed "s/^{/{\"kernel\":\"$KERNEL\",\"boot\":$BOOT,\"exp\":\"$1\",\"migrator\":\"$mig\",\"threads\":$n,\"i\":${i:-0},$extra/" >> "$RESULTS"
+}
+
+# One rep of migbench for the current setting, tagged; a failure is
+# recorded as such, not as a number.
+rep() {	# experiment migbench-options...
+	e=$1; shift
+	if ! migbench -j -e swdma -r 1 -f "$BENCH_FROM" -t "$BENCH_TO" "$@" > /tmp/rep.json 2> /tmp/rep.err; then
+		tail -3 /tmp/rep.err
+		echo "{\"type\":\"error\",\"args\":\"$*\",\"msg\":\"$(tail -1 /tmp/rep.err | tr -d '"\\')\"}" | tag "$e"
+		return 1
+	fi
+	grep '"type":"rep"' /tmp/rep.json | tag "$e"
 }
 
 # Where dcbm's batches spent their time (dcbm_batch tracepoint): mean
@@ -52,114 +86,127 @@ dcbm_overhead() {	# folio_kb
 	}' $T/trace
 }
 
-# 2M folios, paired: the kernel migrator and an offloading one alternate rep
-# by rep, so that both meet the same emulator state (the 2M copy speed
-# swings with QEMU's TLB state, slowly, see the README); the median of the
-# pairwise ratios is the 2M speedup over the kernel migrator.
-paired() {	# migrator threads (its settings already made)
-	echo "$BENCH_SIZES" | grep -qE '^all$|(^|,)2048(,|$)' || return 0
-	ratios=
-	for i in $(seq "$BENCH_PAIRS"); do
-		for m in kernel "$1"; do
-			echo "$m" > $MIG/migrator
-			g=$(migbench -j -s "$BENCH_MB" -r 1 -k 2048 -f 0 -t 1 |
-				sed -n 's/.*"gbps":\([0-9.]*\),.*/\1/p')
-			if [ "$m" = kernel ]; then k=${g:-0}; else ratios="$ratios ${g:-0}/$k"; fi
+# Experiment "sizes": throughput and CPU time per folio size. The settings
+# take turns rep by rep, so that each rep of an offloader has a rep of the
+# kernel migrator next to it (paired). The kernel migrator's reps also
+# give the copy fraction F (batch-copy tracepoints), dcbm's its per-batch
+# time breakdown.
+sizes() {
+	for kb in $sizes; do
+		for i in $(seq "$BENCH_REPS"); do
+			for m in $migrators; do
+				use "$m"
+				ev=
+				[ "$mig" = kernel ] && ev="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end"
+				[ "$mig" = dcbm ] && ev=dcbm/dcbm_batch
+				[ -n "$ev" ] && events on $ev
+				extra=
+				rep sizes -s "$BENCH_MB" -k "$kb" || { [ -n "$ev" ] && events off $ev; continue; }
+				[ -n "$ev" ] || continue
+				events off $ev
+				if [ "$mig" = kernel ]; then
+					echo "{\"type\":\"copy\",\"folio_kb\":$kb,\"copy_s\":$(copy_seconds)}" | tag sizes
+				else
+					dcbm_overhead "$kb" | tag sizes
+				fi
+			done
 		done
 	done
-	echo kernel > $MIG/migrator
-	echo "$ratios" | awk '{
-		for (i = 1; i <= NF; i++) {
-			split($i, v, "/")
-			if (v[2] > 0) r[n++] = v[1] / v[2]
-		}
-		if (!n) exit
-		for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
-			if (r[j] < r[i]) { x = r[i]; r[i] = r[j]; r[j] = x }
-		printf "{\"type\":\"paired\",\"folio_kb\":2048,\"pairs\":%d,\"ratio_median\":%.3f,\"ratio_min\":%.3f,\"ratio_max\":%.3f}\n",
-			n, r[int(n / 2)], r[0], r[n - 1]
-	}' | tag "$1" "$2"
 }
 
-# First-folio latency at the default settings, from tracepoints that vanilla
-# has too: from mm_migrate_pages_start to the first remove_migration_pte/pmd
-# of that migrate_pages() call (its first batch's first folio remapped).
-# Measured in both kernels, so that the patched default can be compared with
-# vanilla: with no migrator selected the batch path must cost nothing.
-default_latency() {	# folio_kb
-	events on mm_migrate_pages_start remove_migration_pte thp/remove_migration_pmd
-	migbench -j -s 64 -r 3 -k "$1" -f 0 -t 1 > /tmp/lat.json
-	events off mm_migrate_pages_start remove_migration_pte thp/remove_migration_pmd
-	gbps=$(sed -n 's/.*"gbps":\([0-9.]*\).*/\1/p' /tmp/lat.json)
-	awk -v kb=$1 -v gbps=${gbps:-0} '
-		/mm_migrate_pages_start:/ { sub(":", "", $4); t0 = $4; open = 1 }
-		/remove_migration_p[tm][ed]:/ && open {
-			sub(":", "", $4); lat[n++] = ($4 - t0) * 1000; open = 0 }
-		END {
-			if (!n) exit
-			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
-				if (lat[j] < lat[i]) { x = lat[i]; lat[i] = lat[j]; lat[j] = x }
-			printf "{\"type\":\"default_latency\",\"folio_kb\":%d,\"calls\":%d,\"first_ms_median\":%.3f,\"first_ms_max\":%.3f,\"gbps\":%s}\n",
-				kb, n, lat[int(n / 2)], lat[n - 1], gbps
-		}' $T/trace | tag none 1
-}
-
-# First-folio latency: from mm_migrate_batch_start to the first
-# mm_migrate_folio_remapped of that batch, for growing batches.
-latency() {	# folio_kb
-	for pages in 512 1024 2048 4096 8192 16384; do
-		echo $pages > $MIG/max_batch_pages
-		events on mm_migrate_batch_start mm_migrate_folio_remapped
-		migbench -j -s 64 -r 3 -k "$1" -f 0 -t 1 > /tmp/lat.json
-		events off mm_migrate_batch_start mm_migrate_folio_remapped
-		gbps=$(sed -n 's/.*"gbps":\([0-9.]*\).*/\1/p' /tmp/lat.json)
-		awk -v pages=$pages -v kb=$1 -v gbps=${gbps:-0} '
-			/mm_migrate_batch_start:/ { sub(":", "", $4); t0 = $4; open = 1 }
-			/mm_migrate_folio_remapped:/ && open {
-				sub(":", "", $4); lat[n++] = ($4 - t0) * 1000; open = 0 }
-			END {
-				if (!n) exit
-				for (i = 0; i < n; i++) for (j = i + 1; j < n; j++)
-					if (lat[j] < lat[i]) { x = lat[i]; lat[i] = lat[j]; lat[j] = x }
-				printf "{\"type\":\"latency\",\"max_batch_pages\":%d,\"folio_kb\":%d,\"batches\":%d,\"first_ms_median\":%.3f,\"first_ms_max\":%.3f,\"gbps\":%s}\n",
-					pages, kb, n, lat[int(n / 2)], lat[n - 1], gbps
-			}' $T/trace | tag kernel 1
+# Experiment "count": move_pages() time per call for N folios per call.
+# 4K: a 16 MiB region (4096 folios); 2M: BENCH_MB, so counts above
+# BENCH_MB / 2 are not measured.
+count() {
+	for kb in 4 2048; do
+		mb=$BENCH_MB
+		[ "$kb" = 4 ] && mb=16
+		for c in 1 8 64 512 4096; do
+			[ $((c * kb)) -le $((mb * 1024)) ] || continue
+			for i in $(seq "$BENCH_REPS"); do
+				for m in $migrators; do
+					use "$m"; extra=
+					rep count -s "$mb" -k "$kb" -b "$c"
+				done
+			done
+		done
 	done
-	echo 512 > $MIG/max_batch_pages
+}
+
+# Experiment "threads": mtcopy 1, 2, 4, 8 threads, dcbm 1, 2, 4, 8, 16
+# channels, each rep next to a rep of the kernel migrator.
+threads() {
+	[ -n "$offload" ] || return 0
+	ssizes=256
+	[ "$BENCH_FULL" = 1 ] && ssizes=$sizes
+	sweep=kernel
+	case $offload in *mtcopy*) sweep="$sweep mtcopy:1 mtcopy:2 mtcopy:4 mtcopy:8" ;; esac
+	case $offload in *dcbm*) sweep="$sweep dcbm:1 dcbm:2 dcbm:4 dcbm:8 dcbm:16" ;; esac
+	for kb in $ssizes; do
+		for i in $(seq "$BENCH_REPS"); do
+			for m in $sweep; do
+				use "$m"; extra=
+				rep threads -s "$BENCH_MB" -k "$kb"
+			done
+		done
+	done
+}
+
+# Experiment "latency": with tracepoints vanilla has, the first-folio
+# latency (mm_migrate_pages_start to the first remove_migration_pte/pmd of
+# that call) and each folio's inaccessible time (its set_migration_pte/pmd
+# to its remove_migration_pte/pmd), for batch sizes (max_batch_pages) from
+# vanilla's 512 up. One move_pages() call of a region of the largest batch.
+latency() {
+	batches="512 2048 8192"
+	[ "$BENCH_FULL" = 1 ] && batches="512 1024 2048 4096 8192 16384"
+	top=$(echo $batches | awk '{ print $NF * 4 / 1024 }')
+	ev="mm_migrate_pages_start set_migration_pte remove_migration_pte thp/set_migration_pmd thp/remove_migration_pmd"
+	for kb in 4 2048; do
+		for i in $(seq "$BENCH_REPS"); do
+			for m in $migrators; do
+				for b in $batches; do
+					# vanilla's batch is 512 pages; so is the default's
+					[ "$m" = none ] && [ "$b" != 512 ] && continue
+					use "$m"
+					[ "$KERNEL" = patched ] && echo "$b" > $MIG/max_batch_pages
+					events on $ev
+					extra="\"batch_pages\":$b,"
+					rep latency -s "$top" -k "$kb" || { events off $ev; continue; }
+					events off $ev
+					inaccessible "$kb" | tag latency
+				done
+			done
+		done
+	done
+	[ "$KERNEL" = patched ] && echo 512 > $MIG/max_batch_pages
+}
+
+# Summary of the trace buffer: first-folio latency and inaccessible time.
+inaccessible() {	# folio_kb
+	awk '{ t = $4; sub(":", "", t) }
+	/mm_migrate_pages_start:/ { t0 = t; first = 1 }
+	/(set|remove)_migration_p[tm][ed]:/ { match($0, /addr=[0-9a-f]+/); a = substr($0, RSTART + 5, RLENGTH - 5) }
+	/set_migration_p[tm][ed]:/ { set[a] = t }
+	/remove_migration_p[tm][ed]:/ {
+		if (first) { print "first", (t - t0) * 1000; first = 0 }
+		if (a in set) { print "inacc", (t - set[a]) * 1000; delete set[a] }
+	}' $T/trace > /tmp/lat.txt
+	f=$(for k in first inacc; do
+		sed -n "s/^$k //p" /tmp/lat.txt | sort -n | awk -v k=$k '{ v[n++] = $1; s += $1 }
+			END { if (n) printf "\"%s_ms_median\":%.4f,\"%s_ms_p99\":%.4f,\"%s_ms_max\":%.4f,\"%s_ms_mean\":%.4f,\"%s_n\":%d,",
+				k, v[int(n / 2)], k, v[int(n * 0.99)], k, v[n - 1], k, s / n, k, n }'
+	done)
+	[ -z "$f" ] || echo "{\"type\":\"inaccessible\",\"folio_kb\":$1,${f%,}}"
 }
 
 echo 8192 > $T/buffer_size_kb
-migbench -j -s "$BENCH_MB" -r "$BENCH_REPS" -m "$(nproc)" -M | tag none 1
-
-# Both kernels at their defaults: in the patched one, no migrator selected.
-throughput none 1
-for kb in 4 64 2048; do default_latency $kb; done
-if [ "$KERNEL" = patched ]; then
-	echo kernel > $MIG/migrator
-	throughput kernel 1
-	latency 4
-	latency 2048
-	if modprobe migrate_mtcopy 2>/dev/null; then
-		echo mtcopy > $MIG/migrator
-		for t in 1 2; do
-			echo $t > $MIG/mtcopy/threads
-			throughput mtcopy $t
-		done
-		echo kernel > $MIG/migrator
-		paired mtcopy 2
-		rmmod migrate_mtcopy
-	fi
-	# The software DMA engine copies with a kernel thread per channel:
-	# these rows show dcbm's own cost, not what DMA hardware would give.
-	if modprobe swdma nr_channels=4 2>/dev/null && modprobe dcbm 2>/dev/null; then
-		for ch in 1 2 4; do
-			echo $ch > $MIG/dcbm/nr_channels
-			echo dcbm > $MIG/migrator
-			throughput dcbm $ch dcbm_overhead dcbm/dcbm_batch
-			echo kernel > $MIG/migrator
-		done
-		echo 2 > $MIG/dcbm/nr_channels
-		paired dcbm 2
-		rmmod dcbm swdma
-	fi
-fi
+mig=none n=1 i=0 extra=
+echo "{\"type\":\"boot\",\"uname\":\"$(uname -r)\",\"cpus\":$(nproc),\"nodes\":\"$(cat /sys/devices/system/node/has_memory)\",\"offload\":\"$offload\"}" | tag env
+migbench -j -s "$BENCH_MB" -r 3 -m "$(nproc)" -M -f "$BENCH_FROM" -t "$BENCH_TO" | grep memcpy | tag memcpy
+for e in $BENCH_EXPERIMENTS; do
+	echo "bench: $KERNEL boot $BOOT: $e"
+	$e
+done
+use none
+[ "$KERNEL" = patched ] && { rmmod dcbm swdma migrate_mtcopy 2>/dev/null; true; }

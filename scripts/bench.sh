@@ -1,28 +1,70 @@
 #!/usr/bin/env bash
 # make bench: build the vanilla and the patched kernel from the same source and
-# config (non-debug), boot each, run migbench in each, and write
-# results/bench.{json,md,png} with the patched/vanilla comparison.
-#   BENCH_MB (256), BENCH_REPS (5), BENCH_REPS_2M (9), BENCH_PAIRS (7), BENCH_SIZES ("all" = 4,16,64,256,2048 KiB)
+# config (non-debug), boot them alternately (vanilla, patched, vanilla, ...)
+# BENCH_BOOTS times each, run guest/bench.sh in every boot, and write
+# results/bench.{json,md} and results/bench-<experiment>.png. Boot pairs
+# make the comparison between kernels immune to drift from boot to boot.
+# A boot that fails is reported and the others still run; the report is
+# written from whatever was measured, and the exit status is then 1.
+#   BENCH_BOOTS (3)   boots of each kernel
+#   BENCH_ON=host     no QEMU: run guest/bench.sh on this machine, in the
+#                     kernel it runs (as root; README, "Benchmark on a host")
+#   everything guest/bench.sh reads (BENCH_MB, BENCH_REPS, BENCH_SIZES,
+#   BENCH_EXPERIMENTS, BENCH_THREADS, BENCH_FULL) and run-guest.sh reads
+#   (GUEST_CPUS, GUEST_NODE_MB, GUEST_ACCEL) is passed on.
 . "$(dirname "$0")/lib.sh"
 
-"$TOP/scripts/deps.sh"
-"$TOP/scripts/tree.sh"
-for v in vanilla patched; do
-	"$TOP/scripts/build-kernel.sh" "$v" bench
-	"$TOP/scripts/initramfs.sh" "$v" bench
+boots=${BENCH_BOOTS:-3}
+mb=${BENCH_MB:-128}
+settings=()
+for v in BENCH_MB BENCH_REPS BENCH_SIZES BENCH_EXPERIMENTS BENCH_THREADS BENCH_FULL; do
+	[ -n "${!v:-}" ] && settings+=("$v='${!v}'")
 done
+# Nodes 0 and 1 hold the region being moved plus the kernel's own memory.
+node=$((mb + 768 > 1024 ? mb + 768 : 1024))
+export GUEST_NODE_MB=${GUEST_NODE_MB:-"$node $node 512"}
+mkdir -p "$RESULTS"
+rm -f "$RESULTS"/bench-*.out "$RESULTS"/bench-*.png
+failed=()
 
-job=$(mktemp)
-trap 'rm -f "$job"' EXIT
-for v in vanilla patched; do
-	cat > "$job" <<JOB
-KERNEL=$v BENCH_MB=${BENCH_MB:-256} BENCH_REPS=${BENCH_REPS:-5} BENCH_REPS_2M=${BENCH_REPS_2M:-9} BENCH_PAIRS=${BENCH_PAIRS:-7} BENCH_SIZES=${BENCH_SIZES:-all} \
-	sh /opt/mig/bench.sh
-JOB
-	"$TOP/scripts/run-guest.sh" "$v" bench "bench-$v" "$job" ||
-		die "benchmark run on the $v kernel failed (results/bench-$v.console.log)"
-done
+# The environment, first line of the report's input.
+environment() {	# accel guest_cpus node_mb qemu
+	local nodes
+	nodes=$(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l)
+	printf '{"type":"host","accel":"%s","guest_cpus":"%s","guest_node_mb":"%s","qemu":"%s","host_cpus":%d,"host_cpu_model":"%s","host_nodes":%d,"settings":"%s","failed":[%s]}\n' \
+		"$1" "$2" "$3" "$4" "$(nproc)" "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" \
+		"$nodes" "BENCH_BOOTS=$boots ${settings[*]}" \
+		"$([ ${#failed[@]} -eq 0 ] || printf '"%s",' "${failed[@]}" | sed 's/,$//')" > "$RESULTS/bench-env.out"
+}
+
+if [ "${BENCH_ON:-}" = host ]; then
+	[ "$(id -u)" = 0 ] || die "BENCH_ON=host needs root (sysfs settings, tracing, move_pages of THPs)"
+	make -s -C "$TOP/guest" OUT="$BUILD/guest-host"
+	PATH=$BUILD/guest-host:$PATH RESULTS=$RESULTS/bench-host.out sh "$TOP/guest/bench.sh" ||
+		failed+=("host")
+	environment none - - -
+else
+	"$TOP/scripts/deps.sh"
+	"$TOP/scripts/tree.sh"
+	for v in vanilla patched; do
+		"$TOP/scripts/build-kernel.sh" "$v" bench
+		"$TOP/scripts/initramfs.sh" "$v" bench
+	done
+	job=$(mktemp)
+	trap 'rm -f "$job"' EXIT
+	for b in $(seq "$boots"); do
+		for v in vanilla patched; do
+			echo "KERNEL=$v BOOT=$b ${settings[*]} sh /opt/mig/bench.sh" > "$job"
+			"$TOP/scripts/run-guest.sh" "$v" bench "bench-$v-$b" "$job" || {
+				warn "boot $b of the $v kernel failed (results/bench-$v-$b.console.log)"
+				failed+=("$v-$b")
+			}
+		done
+	done
+	environment "${GUEST_ACCEL:-tcg}" "${GUEST_CPUS:-2}" "$GUEST_NODE_MB" \
+		"$(qemu-system-x86_64 --version | head -1 | sed 's/QEMU emulator version //')"
+fi
 
 # Debian's python3, which has python3-matplotlib (another python3 may come first in PATH)
-/usr/bin/python3 "$TOP/scripts/bench-report.py" "$RESULTS"/bench-vanilla.out "$RESULTS"/bench-patched.out \
-	--out "$RESULTS/bench"
+/usr/bin/python3 "$TOP/scripts/bench-report.py" "$RESULTS"/bench-*.out --out "$RESULTS/bench"
+[ ${#failed[@]} -eq 0 ] || die "failed: ${failed[*]} (the report has what they measured)"

@@ -14,8 +14,9 @@ bin=$stage/opt/mig/bin
 
 [ -x /bin/busybox ] || die "/bin/busybox missing (apt-get install busybox-static)"
 
-# Our own programs (same binaries for every kernel).
-make -s -C "$TOP/guest" OUT="$BUILD/guest"
+# Our own programs, built next to the kernel: git worktrees of this
+# repository share build/, and make's timestamps cannot tell their sources apart.
+make -s -C "$TOP/guest" OUT="$out/guest"
 
 # Upstream selftests, compiled against this kernel's own UAPI headers.
 make -s -C "$src" O="$out" headers >/dev/null
@@ -40,7 +41,7 @@ rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,proc,sys,dev,tmp,mnt,lib/modules} "$bin" "$stage/opt/mig/tests"
 cp /bin/busybox "$stage/bin/busybox"
 install -m 755 "$TOP/guest/init" "$stage/init"
-cp "$BUILD"/guest/* "$out"/selftests/* "$bin/"
+cp "$out"/guest/* "$out"/selftests/* "$bin/"
 install -m 644 "$TOP"/guest/tests/*.sh "$stage/opt/mig/tests/"
 install -m 755 "$TOP/guest/bench.sh" "$stage/opt/mig/bench.sh"
 [ -d "$out/mods/lib/modules" ] && cp -a "$out"/mods/lib/modules/* "$stage/lib/modules/"

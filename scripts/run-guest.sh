@@ -12,6 +12,8 @@
 #   GUEST_APPEND   extra kernel command-line arguments (after the default ones)
 #   GUEST_DISKS    raw disk images attached as virtio disks, space-separated,
 #                  in order: /dev/vda, /dev/vdb, ... (optional)
+#   GUEST_ACCEL    tcg (default) or kvm: then each guest node's memory is
+#                  bound to the host node of the same number, if there is one
 #   VERBOSE=1      show kernel messages live, not only the job's output
 # Writes results/NAME.console.log (kernel log + job output) and results/NAME.out
 # (what the job wrote to $RESULTS). Exits 1 if the guest did not finish the job
@@ -65,12 +67,21 @@ cat "$out/initramfs.cpio.gz" "$jobdir/job.cpio.gz" > "$jobdir/initrd"
 # in early boot. Guest RAM is preallocated: first touches of host memory
 # would otherwise make some migrations several times slower than others.
 half=$((cpus / 2))	# one socket per CPU node, or the kernel warns about LLC siblings across nodes
+case ${GUEST_ACCEL:-tcg} in
+tcg) accel=(-accel tcg,thread=multi -cpu max,la57=off) ;;
+kvm) accel=(-accel kvm -cpu host) ;;
+*) die "GUEST_ACCEL must be tcg or kvm" ;;
+esac
+mem=()
+for i in 0 1 2; do
+	bind=
+	[ "${GUEST_ACCEL:-tcg}" = kvm ] && [ -d /sys/devices/system/node/node$i ] && bind=",host-nodes=$i,policy=bind"
+	mem+=(-object "memory-backend-ram,id=m$i,size=${mb[i]}M,prealloc=on$bind")
+done
 args=(
-	-machine q35 -accel tcg,thread=multi -cpu max,la57=off
+	-machine q35 "${accel[@]}"
 	-smp "$cpus,sockets=2,cores=$half,threads=1" -m "$((mb[0] + mb[1] + mb[2]))M"
-	-object memory-backend-ram,id=m0,size="${mb[0]}M",prealloc=on
-	-object memory-backend-ram,id=m1,size="${mb[1]}M",prealloc=on
-	-object memory-backend-ram,id=m2,size="${mb[2]}M",prealloc=on
+	"${mem[@]}"
 	-numa node,nodeid=0,cpus=0-$((half - 1)),memdev=m0
 	-numa node,nodeid=1,cpus=$half-$((cpus - 1)),memdev=m1
 	-numa node,nodeid=2,memdev=m2
@@ -82,7 +93,7 @@ args=(
 # virtio-blk devices are named in the order of their PCI slots, i.e. of -drive.
 for d in "${disks[@]}"; do args+=(-drive file="$d",if=virtio,format=raw); done
 
-log "booting $variant-$profile: $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
+log "booting $variant-$profile (${GUEST_ACCEL:-tcg}): $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
 timeout --foreground -k 10 "$timeout" qemu-system-x86_64 "${args[@]}" &
 qpid=$!
 if [ -n "${VERBOSE:-}" ]; then

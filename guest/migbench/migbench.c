@@ -8,6 +8,7 @@
  * failure.  Run "migbench -h" for the options.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "migutil.h"
@@ -46,6 +48,7 @@ struct opts {
 	int nr_vnodes;			/* > 0: verification mode */
 	int all_pages;			/* pass every 4K address, not heads */
 	int json;
+	const char *engine;		/* -e: name prefix of copy-engine threads */
 };
 
 /* How one size is moved: address step and addresses per call. */
@@ -73,7 +76,10 @@ static void usage(FILE *f)
 "            the source node and writing on the destination node\n"
 "  -M        memcpy measurement only (implies -m 1 unless -m is given)\n"
 "  -V NODES  verification mode: move around the node cycle, e.g. 0,1,2\n"
-"  -j        JSON output, one object per line\n"
+"  -j        JSON output, one object per line (a \"rep\" object per rep,\n"
+"            with the CPU time of this thread and of all other threads)\n"
+"  -e NAME   count threads whose name starts with NAME (a software copy\n"
+"            engine's, e.g. swdma) apart from the other helper threads\n"
 "exit: 0 ok, 1 verification failure, 2 setup failure\n");
 }
 
@@ -145,6 +151,9 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case 'j':
 		o->json = 1;
 		return 0;
+	case 'e':
+		o->engine = arg;
+		return !*arg;
 	case 'h':
 		usage(stdout);
 		exit(0);
@@ -156,7 +165,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:jh")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:h")) != -1) {
 		if (parse_opt(c, optarg, o)) {
 			if (c != '?')
 				fprintf(stderr, "migbench: bad argument for -%c: '%s'\n",
@@ -314,31 +323,109 @@ static int verify_region(const struct move_plan *mp, void *buf, int node,
 }
 
 /*
- * System time of this thread spent in move_pages(): with an offloading
- * migrator, its helpers' CPU time is charged here too.
+ * CPU time around a move: this thread's user and system time (an offloading
+ * migrator that charges its helpers to the migrating task adds theirs), and
+ * the time of every other thread: the copy engine's (-e) apart from the
+ * rest (kworkers, mtcopy's workers, ...).
  */
-static double move_stime;
+struct cpu_times {
+	double utime, stime;	/* this thread */
+	double helpers, engine;	/* all other threads */
+};
 
-static double thread_stime(void)
+/*
+ * Add up utime + stime of every thread of the system but this one, from
+ * /proc/PID/task/TID/stat (clock ticks: 10 ms, the finest that every
+ * kernel offers; the mean over reps is still unbiased).
+ */
+static void other_threads(const char *engine, struct cpu_times *t)
+{
+	char path[64], buf[512], *p;
+	struct dirent *pe, *te;
+	unsigned long ut, st;
+	long self = syscall(SYS_gettid), tick = sysconf(_SC_CLK_TCK);
+	DIR *proc = opendir("/proc"), *task;
+	FILE *f;
+
+	t->helpers = t->engine = 0;
+	while (proc && (pe = readdir(proc))) {
+		if (pe->d_name[0] < '0' || pe->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.16s/task", pe->d_name);
+		task = opendir(path);
+		while (task && (te = readdir(task))) {
+			if (te->d_name[0] < '0' || te->d_name[0] > '9' ||
+			    atol(te->d_name) == self)
+				continue;
+			snprintf(path, sizeof(path), "/proc/%.16s/task/%.16s/stat",
+				 pe->d_name, te->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;	/* exited meanwhile */
+			/* "tid (comm) state ..." : utime and stime are fields 14, 15 */
+			p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+			fclose(f);
+			if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+					 &ut, &st) != 2)
+				continue;
+			p = strchr(buf, '(') + 1;
+			if (engine && !strncmp(p, engine, strlen(engine)))
+				t->engine += (double)(ut + st) / tick;
+			else
+				t->helpers += (double)(ut + st) / tick;
+		}
+		if (task)
+			closedir(task);
+	}
+	if (proc)
+		closedir(proc);
+}
+
+static void own_times(struct cpu_times *t)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_THREAD, &ru);
-	return ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	t->utime = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
+	t->stime = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-/* Move and verify; returns the move_pages() time in ns, 0 on failure. */
-static uint64_t move_verified(const struct move_plan *mp, void *buf,
-			      int to, uint64_t seed, int check_size,
-			      unsigned long *busy)
+/* @sum += @after - @before */
+static void cpu_add_delta(struct cpu_times *sum, const struct cpu_times *before,
+			  const struct cpu_times *after)
 {
+	sum->utime += after->utime - before->utime;
+	sum->stime += after->stime - before->stime;
+	sum->helpers += after->helpers - before->helpers;
+	sum->engine += after->engine - before->engine;
+}
+
+/*
+ * Move and verify; returns the move_pages() time in ns, 0 on failure.
+ * With @cost, the CPU time of the move is added to it and the calls
+ * issued are stored in @calls.
+ */
+static uint64_t move_verified(const struct opts *o, const struct move_plan *mp,
+			      void *buf, int to, uint64_t seed, int check_size,
+			      unsigned long *busy, struct cpu_times *cost,
+			      unsigned long *calls)
+{
+	struct cpu_times before, after;
 	struct move_stats st;
-	double stime0;
 	long bad;
 
-	stime0 = thread_stime();
+	/* this thread's times closest to the move: the scans are not its cost */
+	if (cost) {
+		other_threads(o->engine, &before);
+		own_times(&before);
+	}
 	bad = move_range(buf, mp->len, mp->step, to, mp->per_call, &st);
-	move_stime += thread_stime() - stime0;
+	if (cost) {
+		own_times(&after);
+		other_threads(o->engine, &after);
+		cpu_add_delta(cost, &before, &after);
+		*calls = st.calls;
+	}
 	*busy += st.busy_moved;
 	if (bad) {
 		fprintf(stderr, "migbench: %lu KiB: move to node %d failed (%ld pages left behind)\n",
@@ -400,7 +487,7 @@ static double total_seconds(const struct move_plan *mp, const double *v, int n)
 }
 
 static void print_move(const struct opts *o, const struct move_plan *mp,
-		       double *v, int ok)
+		       double *v, int ok, double stime)
 {
 	double med = ok ? median(v, o->reps) : 0;
 
@@ -424,7 +511,7 @@ static void print_move(const struct opts *o, const struct move_plan *mp,
 		if (ok)
 			printf("\"gbps\":%.3f,\"gbps_min\":%.3f,\"gbps_max\":%.3f,\"move_s\":%.6f,\"move_stime_s\":%.6f,\"verified\":true}\n",
 			       med, v[0], v[o->reps - 1], total_seconds(mp, v, o->reps),
-			       move_stime);
+			       stime);
 		else
 			printf("\"gbps\":null,\"gbps_min\":null,\"gbps_max\":null,\"verified\":false}\n");
 	}
@@ -440,9 +527,11 @@ static void print_move(const struct opts *o, const struct move_plan *mp,
  * forth would time 4K folios from the second rep on.
  */
 static int bench_rep(const struct opts *o, const struct move_plan *mp,
-		     int rep, double *out, unsigned long *busy)
+		     int rep, double *out, unsigned long *busy, double *stime)
 {
 	uint64_t seed = seed_for(mp->kb, rep), ns;
+	struct cpu_times cost = { 0 };
+	unsigned long calls = 0;
 	void *buf;
 	int err;
 
@@ -450,19 +539,27 @@ static int bench_rep(const struct opts *o, const struct move_plan *mp,
 	if (!buf)
 		return err;
 	fill_pattern(buf, mp->len, seed);
-	ns = move_verified(mp, buf, o->to, seed, 1, busy);
+	ns = move_verified(o, mp, buf, o->to, seed, 1, busy, &cost, &calls);
 	region_free(buf, mp->len);
 	if (!ns)
 		return EXIT_VERIFY;
 	*out = gbps(mp->len, ns);
+	*stime += cost.stime;
 	fprintf(stderr, "  %lu KiB rep %d: %.3f GB/s (%.3f ms)\n",
 		mp->kb, rep, *out, ns / 1e6);
+	if (o->json)
+		printf("{\"type\":\"rep\",\"folio_kb\":%lu,\"total_mb\":%lu,\"folios_per_call\":%g,"
+		       "\"rep\":%d,\"calls\":%lu,\"move_s\":%.6f,\"gbps\":%.4f,\"utime_s\":%.6f,"
+		       "\"stime_s\":%.6f,\"helpers_s\":%.3f,\"engine_s\":%.3f}\n",
+		       mp->kb, o->size_mb, plan_folios_per_call(mp), rep, calls,
+		       ns / 1e9, *out, cost.utime, cost.stime, cost.helpers,
+		       cost.engine);
 	return 0;
 }
 
 static int bench_size(const struct opts *o, unsigned long kb)
 {
-	double v[MAX_REPS];
+	double v[MAX_REPS], stime = 0;
 	struct move_plan mp;
 	unsigned long busy = 0;
 	int rep, err = 0;
@@ -470,15 +567,14 @@ static int bench_size(const struct opts *o, unsigned long kb)
 	plan_moves(o, kb, &mp);
 	fprintf(stderr, "migbench: %lu KiB folios, %lu MiB, node %d -> %d, %lu addresses per call\n",
 		kb, o->size_mb, o->from, o->to, mp.per_call);
-	move_stime = 0;
 	for (rep = 0; rep < o->reps && !err; rep++)
-		err = bench_rep(o, &mp, rep, &v[rep], &busy);
+		err = bench_rep(o, &mp, rep, &v[rep], &busy, &stime);
 	if (busy)
 		fprintf(stderr, "  note: %lu pages reported -EBUSY but were moved with their folio\n",
 			busy);
 	if (err == EXIT_SETUP)
 		return err;
-	print_move(o, &mp, v, !err);
+	print_move(o, &mp, v, !err, stime);
 	return err;
 }
 
@@ -525,8 +621,8 @@ static int verify_size(const struct opts *o, unsigned long kb)
 		 * bench_rep()): check their size only once and pass every
 		 * page, or split subpages would stay behind.
 		 */
-		ns = move_verified(hop ? &every_page : &mp, buf, to, seed,
-				   hop == 0, &busy);
+		ns = move_verified(o, hop ? &every_page : &mp, buf, to, seed,
+				   hop == 0, &busy, NULL, NULL);
 		print_hop(o, kb, hop, from, to, ns, mp.len);
 		err = ns ? 0 : EXIT_VERIFY;
 	}
