@@ -11,6 +11,7 @@ PACKAGES=(
 	busybox-static			# guest userland
 	libnuma-dev			# migbench and the selftests (static)
 	e2fsprogs			# ext4 image for page-cache tests
+	e2fsck-static			# fsck inside the guest (test 18)
 	python3-matplotlib		# bench plot
 	python3-ply			# checkpatch.pl's SPDX check
 )

@@ -36,12 +36,14 @@ build_selftest() {	# name, sources...
 }
 build_selftest migration migration.c vm_util.c thp_settings.c
 build_selftest compaction_test compaction_test.c
+build_selftest hugetlb-soft-offline hugetlb-soft-offline.c
 
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,proc,sys,dev,tmp,mnt,lib/modules} "$bin" "$stage/opt/mig/tests"
 cp /bin/busybox "$stage/bin/busybox"
 install -m 755 "$TOP/guest/init" "$stage/init"
 cp "$out"/guest/* "$out"/selftests/* "$bin/"
+cp /sbin/e2fsck.static "$bin/"	# static: the guest has no shared libc
 install -m 644 "$TOP"/guest/tests/*.sh "$stage/opt/mig/tests/"
 install -m 755 "$TOP/guest/bench.sh" "$stage/opt/mig/bench.sh"
 [ -d "$out/mods/lib/modules" ] && cp -a "$out"/mods/lib/modules/* "$stage/lib/modules/"

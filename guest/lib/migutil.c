@@ -72,17 +72,9 @@ static struct thp_knob_set shmem_knobs = {
 static int thp_read_mode(const char *path, char *mode, size_t size)
 {
 	char buf[256], *l, *r;
-	ssize_t n;
-	int fd;
 
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
+	if (read_text(path, buf, sizeof(buf)) <= 0)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
 	l = strchr(buf, '[');
 	r = l ? strchr(l, ']') : NULL;
 	if (!r || (size_t)(r - l - 1) >= size)
@@ -570,8 +562,10 @@ static const char *check_block_pfns(const uint64_t *pm, size_t per)
  * Flags of the block's pages plus the page right after it (@kf has
  * per + 1 entries): a TAIL there means the folio is larger than the block.
  */
-static const char *check_block_flags(const uint64_t *kf, size_t per)
+static const char *check_block_flags(const uint64_t *kf, size_t per,
+				     int hugetlb)
 {
+	uint64_t kind = hugetlb ? KPF(HUGE) : KPF(THP);
 	size_t i;
 
 	if (per == 1) {
@@ -581,8 +575,9 @@ static const char *check_block_flags(const uint64_t *kf, size_t per)
 	}
 	if (!(kf[0] & KPF(COMPOUND_HEAD)) || (kf[0] & KPF(COMPOUND_TAIL)))
 		return "first page is not a folio head";
-	if (!(kf[0] & KPF(THP)) || (kf[0] & KPF(HUGE)))
-		return "folio is not an anon THP/mTHP";
+	if ((kf[0] & (KPF(THP) | KPF(HUGE))) != kind)
+		return hugetlb ? "folio is not a hugetlb folio" :
+				 "folio is not an anon THP/mTHP";
 	for (i = 1; i < per; i++)
 		if (!(kf[i] & KPF(COMPOUND_TAIL)) ||
 		    (kf[i] & KPF(COMPOUND_HEAD)))
@@ -593,7 +588,8 @@ static const char *check_block_flags(const uint64_t *kf, size_t per)
 }
 
 /* NULL if the block is one folio of @per pages, else the reason. */
-static const char *check_block(const uint64_t *pm, size_t per, uint64_t *kf)
+static const char *check_block(const uint64_t *pm, size_t per, uint64_t *kf,
+			       int hugetlb)
 {
 	size_t nflags = per > 1 ? per + 1 : 1;
 	const char *why;
@@ -603,10 +599,10 @@ static const char *check_block(const uint64_t *pm, size_t per, uint64_t *kf)
 		return why;
 	if (read_entries(kpageflags_fd, kf, nflags, pm[0] & PM_PFN_MASK))
 		return "cannot read /proc/kpageflags";
-	return check_block_flags(kf, per);
+	return check_block_flags(kf, per, hugetlb);
 }
 
-int check_folio_size(void *buf, size_t len, unsigned long kb)
+static int check_size(void *buf, size_t len, unsigned long kb, int hugetlb)
 {
 	size_t per = kb / 4, npages = len / MIG_PAGE_SIZE, b;
 	uint64_t *pm = NULL, *kf = NULL;
@@ -636,7 +632,7 @@ int check_folio_size(void *buf, size_t len, unsigned long kb)
 		const char *why;
 
 		kf[0] = 0;
-		why = check_block(pm + b, per, kf);
+		why = check_block(pm + b, per, kf, hugetlb);
 		if (why) {
 			fprintf(stderr, "folio check: block %zu (addr %p, pfn %#llx, flags %#llx) is not one %lu KiB folio: %s\n",
 				b / per, (char *)buf + b * MIG_PAGE_SIZE,
@@ -650,6 +646,35 @@ out:
 	free(pm);
 	free(kf);
 	return ret;
+}
+
+int check_folio_size(void *buf, size_t len, unsigned long kb)
+{
+	return check_size(buf, len, kb, 0);
+}
+
+int check_hugetlb_size(void *buf, size_t len, unsigned long kb)
+{
+	return check_size(buf, len, kb, 1);
+}
+
+int region_pfns(void *buf, size_t len, size_t step, uint64_t *pfns)
+{
+	size_t i, n = len / step;
+	uint64_t pm;
+
+	if (open_once(&pagemap_fd, "/proc/self/pagemap"))
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (read_entries(pagemap_fd, &pm, 1,
+				 ((uintptr_t)buf + i * step) / MIG_PAGE_SIZE)) {
+			fprintf(stderr, "pfns: read pagemap: %s\n",
+				strerror(errno));
+			return -1;
+		}
+		pfns[i] = pm & PM_PRESENT ? pm & PM_PFN_MASK : 0;
+	}
+	return 0;
 }
 
 /* ---- migration ----------------------------------------------------- */
@@ -771,21 +796,29 @@ uint64_t now_ns(void)
  * Expand a kernel list file ("0-3,8,10-11") into @out.  Returns the
  * count, or -1 if the file cannot be read.
  */
-int sysfs_read_list(const char *path, int *out, int max)
+ssize_t read_text(const char *path, char *buf, size_t size)
 {
-	char buf[4096], *p;
-	int a, b, n = 0;
-	ssize_t r;
+	ssize_t n;
 	int fd;
 
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
 		return -1;
-	r = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, size - 1);
 	close(fd);
-	if (r < 0)
+	if (n < 0)
 		return -1;
-	buf[r] = '\0';
+	buf[n] = '\0';
+	return n;
+}
+
+int sysfs_read_list(const char *path, int *out, int max)
+{
+	char buf[4096], *p;
+	int a, b, n = 0;
+
+	if (read_text(path, buf, sizeof(buf)) < 0)
+		return -1;
 	for (p = buf; *p >= '0' && *p <= '9'; p++) {
 		a = b = strtol(p, &p, 10);
 		if (*p == '-')
@@ -807,6 +840,24 @@ int node_has_memory(int node)
 	for (i = 0; i < n; i++)
 		if (nodes[i] == node)
 			return 1;
+	return 0;
+}
+
+int route_usable(const char *prog, const int *route, int n)
+{
+	int i;
+
+	if (!numa_usable()) {
+		fprintf(stderr, "%s: NUMA not available (kernel without CONFIG_NUMA?): skip\n", prog);
+		return 4;
+	}
+	for (i = 0; i < n; i++) {
+		if (!node_has_memory(route[i])) {
+			fprintf(stderr, "%s: node %d does not exist or has no memory "
+				"(see /sys/devices/system/node/has_memory): skip\n", prog, route[i]);
+			return 4;
+		}
+	}
 	return 0;
 }
 
@@ -926,6 +977,9 @@ void *region_map(size_t len, unsigned long folio_kb, int flags, int fd)
 	if (res + res_len > buf + len)
 		munmap(buf + len, res + res_len - (buf + len));
 
+	/* a hugetlb mapping has its folio size already */
+	if (flags & MAP_HUGETLB)
+		return buf;
 	if (madvise(buf, len, folio_kb > 4 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
 	    folio_kb > 4) {
 		fprintf(stderr, "region: madvise(MADV_HUGEPAGE): %s\n",
@@ -1026,4 +1080,79 @@ int parse_list(const char *arg, unsigned long *out, int max)
 	}
 	free(dup);
 	return n;
+}
+
+int parse_route(const char *arg, int *route, int max, int max_node)
+{
+	unsigned long v[64];
+	int i, n = parse_list(arg, v, max < 64 ? max : 64);
+
+	if (n < 2)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (v[i] > (unsigned long)max_node || (i && v[i] == v[i - 1]))
+			return -1;
+		route[i] = v[i];
+	}
+	return n;
+}
+
+/* ---- byte streams and caches ---------------------------------------- */
+
+/* Word @k of the stream of @seed: the same finaliser as pat_word(). */
+static inline uint64_t stream_word(uint64_t seed, uint64_t k)
+{
+	return pat_word(seed, k >> 9, k & 511);
+}
+
+void fill_stream(void *buf, size_t len, uint64_t seed, uint64_t off)
+{
+	unsigned char *b = buf;
+	uint64_t w;
+	size_t i = 0;
+
+	/* whole words where the stream is word-aligned: little endian */
+	if (!(off % 8) && !((uintptr_t)buf % 8))
+		for (; i + 8 <= len; i += 8)
+			*(uint64_t *)(b + i) = stream_word(seed, (off + i) / 8);
+	for (; i < len; i++) {
+		w = stream_word(seed, (off + i) / 8);
+		b[i] = w >> ((off + i) % 8 * 8);
+	}
+}
+
+long verify_stream(const void *buf, size_t len, uint64_t seed, uint64_t off)
+{
+	const unsigned char *b = buf;
+	uint64_t w = 0, k = ~0ULL;
+	size_t i = 0;
+
+	if (!(off % 8) && !((uintptr_t)buf % 8))
+		for (; i + 8 <= len; i += 8)
+			if (*(const uint64_t *)(b + i) !=
+			    stream_word(seed, (off + i) / 8))
+				break;	/* the bytes below find the first */
+	for (; i < len; i++) {
+		if ((off + i) / 8 != k) {
+			k = (off + i) / 8;
+			w = stream_word(seed, k);
+		}
+		if (b[i] != (unsigned char)(w >> ((off + i) % 8 * 8)))
+			return i;
+	}
+	return -1;
+}
+
+int drop_caches(void)
+{
+	int fd, ret = -1;
+
+	sync();
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd < 0)
+		return -1;
+	if (write(fd, "3", 1) == 1)
+		ret = 0;
+	close(fd);
+	return ret;
 }

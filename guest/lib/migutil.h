@@ -65,6 +65,13 @@ long region_pages_on_node(void *buf, size_t len, int node);
  * made of folios of exactly @kb KiB.  0 if so, -1 (with a message) if not.
  */
 int check_folio_size(void *buf, size_t len, unsigned long kb);
+/* Same for hugetlb folios (KPF_HUGE instead of KPF_THP). */
+int check_hugetlb_size(void *buf, size_t len, unsigned long kb);
+/*
+ * PFNs of the pages at buf, buf + step, ... below buf + len into @pfns
+ * (0 if not present).  0, or -1 (with a message) if pagemap cannot be read.
+ */
+int region_pfns(void *buf, size_t len, size_t step, uint64_t *pfns);
 void check_folio_close(void);
 
 /* ---- migration ------------------------------------------------------------ */
@@ -92,10 +99,17 @@ uint64_t now_ns(void);
 int numa_usable(void);
 /* Non-zero if @node exists and has memory. */
 int node_has_memory(int node);
+/*
+ * 0 if NUMA is usable and every node of @route has memory; otherwise says
+ * why on stderr, after "@prog: ", and returns 4 (skip, as kselftest).
+ */
+int route_usable(const char *prog, const int *route, int n);
 /* CPUs of @node into @cpus (0 for a memory-only node). */
 int node_cpus(int node, int *cpus, int max);
 /* Expand a kernel list file such as "0-3,8"; count or -1. */
 int sysfs_read_list(const char *path, int *out, int max);
+/* A small text file (sysfs, procfs) into @buf, NUL-terminated: length or -1. */
+ssize_t read_text(const char *path, char *buf, size_t size);
 
 /* ---- shmem (m)THP configuration ---------------------------------------- */
 
@@ -123,9 +137,10 @@ void shmem_thp_restore(void);
 /*
  * mmap @len bytes at an address aligned to @folio_kb, with @flags
  * (MAP_SHARED, MAP_PRIVATE, MAP_ANONYMOUS ...) on @fd at offset 0, and
- * advise it for that folio size.  Unlike trimming an over-sized mapping,
- * the new mapping starts at file offset 0, so its folios can be aligned.
- * Nothing is faulted in.  Returns NULL on failure; free with region_free().
+ * advise it for that folio size (not with MAP_HUGETLB, whose size is in
+ * @flags).  Unlike trimming an over-sized mapping, the new mapping starts
+ * at file offset 0, so its folios can be aligned.  Nothing is faulted in.
+ * Returns NULL on failure; free with region_free().
  */
 void *region_map(size_t len, unsigned long folio_kb, int flags, int fd);
 /* Write-fault every page of [buf, buf + len) in with allocations on @node. */
@@ -154,9 +169,27 @@ int parse_ulong(const char *s, unsigned long *out);
 /* Comma list of numbers into @out; returns the count or -1. */
 int parse_list(const char *arg, unsigned long *out, int max);
 /*
+ * A route of nodes, "0,1,0,2": at least two, each at most @max_node and not
+ * the previous one again. Returns the count or -1.
+ */
+int parse_route(const char *arg, int *route, int max, int max_node);
+/*
  * Folio sizes in KiB: "all" (4,16,64,256,2048) or a comma list of powers
  * of two from 4. Returns the count or -1.
  */
 int parse_folio_sizes(const char *arg, unsigned long *kbs, int max);
+
+/* ---- byte streams and caches ------------------------------------------- */
+
+/*
+ * Bytes [off, off + len) of a pseudo-random stream determined by @seed:
+ * contents of any length and alignment (files, disk sectors) that can be
+ * checked piece by piece.
+ */
+void fill_stream(void *buf, size_t len, uint64_t seed, uint64_t off);
+/* -1 if @buf holds those bytes, else the offset in @buf of the first bad one. */
+long verify_stream(const void *buf, size_t len, uint64_t seed, uint64_t off);
+/* sync(), then drop the clean page cache, dentries and inodes: 0 or -1. */
+int drop_caches(void);
 
 #endif /* MIGUTIL_H */

@@ -8,6 +8,12 @@
  * the node of every page are checked, after the first hop also the folio
  * size.  Small folios of the mlock kind must stay mlocked.
  *
+ * The hugetlb kinds (on request only: they need a pool) also check the
+ * pool: its counters may not change with a hop nor stay changed after the
+ * munmap; a pool left changed is set back to the per-node sizes it had.
+ * soft_offline (on request, hugetlb kinds) migrates every folio once within
+ * its node, as memory failure handling does.
+ *
  * Writers mode (-W): threads keep incrementing counters in the region while
  * it is moved between the nodes of the route; in the end no increment may
  * be missing.
@@ -50,20 +56,43 @@
 #define LONG_BITS	(8 * sizeof(unsigned long))
 #define WORDS_PER_PAGE	(MIG_PAGE_SIZE / sizeof(uint64_t))
 #define WHY_LEN		512
+#define HTLB_DIR	"/sys/kernel/mm/hugepages"
+#define NODE_DIR	"/sys/devices/system/node"
+
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE	101
+#endif
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT		26
+#endif
 
 /* result of one case, or of a step of it */
 enum { CASE_OK, CASE_FAIL, CASE_SETUP, CASE_SKIP };
 
-enum kind { K_PRIVATE, K_SHARED, K_MEMFD, K_FILE, K_MLOCK, NR_KINDS };
+enum kind {
+	K_PRIVATE, K_SHARED, K_MEMFD, K_FILE, K_MLOCK,
+	K_HUGETLB, K_HUGETLB_SHARED, NR_KINDS
+};
 static const char *const kind_names[NR_KINDS] = {
 	"private", "shared", "memfd", "file", "mlock",
+	"hugetlb", "hugetlb_shared",
 };
+/* the default and "all": hugetlb needs a pool, so only on request */
+#define BASE_KINDS	((1U << K_HUGETLB) - 1)
 
-enum sc { SC_MOVE_PAGES, SC_MIGRATE_PAGES, SC_MBIND, NR_SCS };
+enum sc { SC_MOVE_PAGES, SC_MIGRATE_PAGES, SC_MBIND, SC_SOFT_OFFLINE, NR_SCS };
 static const char *const sc_names[NR_SCS] = {
-	"move_pages", "migrate_pages", "mbind",
+	"move_pages", "migrate_pages", "mbind", "soft_offline",
 };
+/* soft offline takes the old page frames out of use: only on request */
+#define BASE_SCS	((1U << SC_SOFT_OFFLINE) - 1)
 
+/* Counters of the pool of one hugetlb size; per node -1: no such node. */
+struct htlb_pool {
+	long nr, free, resv, surplus;
+	long node_nr[HIST_NODES], node_free[HIST_NODES];
+	long node_surplus[HIST_NODES];
+};
 
 struct opts {
 	unsigned long kbs[MAX_SIZES];
@@ -107,6 +136,7 @@ struct tcase {
 	int *status;		/* move_pages() status per page */
 	pid_t child;		/* shared kind: second mapper, or 0 */
 	int go_fd;		/* to the child: final node */
+	struct htlb_pool pool;	/* hugetlb kinds: with the region faulted in */
 };
 
 static void usage(FILE *f)
@@ -115,8 +145,13 @@ static void usage(FILE *f)
 "usage: migcheck [options]\n"
 "  -k LIST   folio sizes in KiB (default all = 4,16,64,256,2048)\n"
 "  -m LIST   mapping kinds: private,shared,memfd,file,mlock (default all;\n"
-"            with -W: private,memfd)\n"
-"  -c LIST   syscalls: move_pages,migrate_pages,mbind (default all)\n"
+"            with -W: private,memfd); on request only: hugetlb (private)\n"
+"            and hugetlb_shared, which need free hugetlb pages of the folio\n"
+"            size on the first node of the route\n"
+"  -c LIST   syscalls: move_pages,migrate_pages,mbind (default all); on\n"
+"            request only: soft_offline, madvise(MADV_SOFT_OFFLINE) of\n"
+"            every folio, migrated within its node instead of along the\n"
+"            route (hugetlb kinds; the old page frames are lost for good)\n"
 "  -n NODES  route: allocate on the first node, then hop along (default\n"
 "            0,1,2,0)\n"
 "  -s MiB    region size per case (default 4)\n"
@@ -141,9 +176,9 @@ static int parse_sizes(const char *arg, struct opts *o)
 	return o->nr_kbs > 0 ? 0 : -1;
 }
 
-/* Comma list of names from @names into a bit mask; "all" = every name. */
+/* Comma list of names from @names into a bit mask; "all" = @all. */
 static int parse_names(const char *arg, const char *const *names, int n,
-		       unsigned int *mask)
+		       unsigned int all, unsigned int *mask)
 {
 	char *dup = strdup(arg), *tok, *save = NULL;
 	int i, ret = 0;
@@ -154,7 +189,7 @@ static int parse_names(const char *arg, const char *const *names, int n,
 	for (tok = strtok_r(dup, ",", &save); tok && !ret;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(tok, "all")) {
-			*mask = (1U << n) - 1;
+			*mask |= all;
 			continue;
 		}
 		for (i = 0; i < n && strcmp(tok, names[i]); i++)
@@ -168,22 +203,6 @@ static int parse_names(const char *arg, const char *const *names, int n,
 	return ret || !*mask ? -1 : 0;
 }
 
-static int parse_route(const char *arg, struct opts *o)
-{
-	unsigned long v[MAX_ROUTE];
-	int i, n = parse_list(arg, v, MAX_ROUTE);
-
-	if (n < 2)
-		return -1;
-	for (i = 0; i < n; i++) {
-		if (v[i] > MAX_NODE || (i && v[i] == v[i - 1]))
-			return -1;
-		o->route[i] = v[i];
-	}
-	o->nr_route = n;
-	return 0;
-}
-
 /* One option; non-zero if its argument is bad. */
 static int parse_opt(int c, const char *arg, struct opts *o)
 {
@@ -193,11 +212,13 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case 'k':
 		return parse_sizes(arg, o);
 	case 'm':
-		return parse_names(arg, kind_names, NR_KINDS, &o->kinds);
+		return parse_names(arg, kind_names, NR_KINDS, BASE_KINDS,
+				   &o->kinds);
 	case 'c':
-		return parse_names(arg, sc_names, NR_SCS, &o->scs);
+		return parse_names(arg, sc_names, NR_SCS, BASE_SCS, &o->scs);
 	case 'n':
-		return parse_route(arg, o);
+		o->nr_route = parse_route(arg, o->route, MAX_ROUTE, MAX_NODE);
+		return o->nr_route < 0;
 	case 's':
 		return parse_ulong(arg, &o->size_mb) || !o->size_mb ||
 		       o->size_mb > MAX_SIZE_MB;
@@ -342,7 +363,166 @@ static void report(const struct tcase *c, int r, struct tally *t)
 
 static int kind_is_shared(enum kind k)
 {
-	return k == K_SHARED || k == K_MEMFD || k == K_FILE;
+	return k == K_SHARED || k == K_MEMFD || k == K_FILE ||
+	       k == K_HUGETLB_SHARED;
+}
+
+static int kind_is_hugetlb(enum kind k)
+{
+	return k == K_HUGETLB || k == K_HUGETLB_SHARED;
+}
+
+/* ---- hugetlb pool --------------------------------------------------- */
+
+/* A number from a sysfs file, -1 if it cannot be read. */
+static long __attribute__((format(printf, 1, 2)))
+read_long(const char *fmt, ...)
+{
+	char path[256], buf[32];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtol(buf, NULL, 10);
+}
+
+#define POOL_FILE	HTLB_DIR "/hugepages-%lukB/%s"
+#define NODE_POOL_FILE	NODE_DIR "/node%d/hugepages/hugepages-%lukB/%s"
+
+static int pool_read(unsigned long kb, struct htlb_pool *p)
+{
+	int n;
+
+	p->nr = read_long(POOL_FILE, kb, "nr_hugepages");
+	p->free = read_long(POOL_FILE, kb, "free_hugepages");
+	p->resv = read_long(POOL_FILE, kb, "resv_hugepages");
+	p->surplus = read_long(POOL_FILE, kb, "surplus_hugepages");
+	for (n = 0; n < HIST_NODES; n++) {
+		p->node_nr[n] = read_long(NODE_POOL_FILE, n, kb, "nr_hugepages");
+		p->node_free[n] = read_long(NODE_POOL_FILE, n, kb,
+					    "free_hugepages");
+		p->node_surplus[n] = read_long(NODE_POOL_FILE, n, kb,
+					       "surplus_hugepages");
+	}
+	return p->nr < 0 || p->free < 0 || p->resv < 0 || p->surplus < 0 ?
+	       -1 : 0;
+}
+
+/* One line on stderr: the pool of the case's size, @when. */
+static void pool_print(const struct tcase *c, const char *when,
+		       const struct htlb_pool *p)
+{
+	char nodes[256] = "";
+	int n, len = 0;
+
+	for (n = 0; n < HIST_NODES; n++)
+		if (p->node_nr[n] >= 0 && len < (int)sizeof(nodes))
+			len += snprintf(nodes + len, sizeof(nodes) - len,
+					" node%d %ld/%ld/%ld", n, p->node_nr[n],
+					p->node_free[n], p->node_surplus[n]);
+	fprintf(stderr, "pool %s %s: total %ld free %ld resv %ld surplus %ld; nr/free/surplus:%s\n",
+		c->name, when, p->nr, p->free, p->resv, p->surplus, nodes);
+}
+
+static int pool_save(struct tcase *c, struct htlb_pool *p)
+{
+	if (pool_read(c->kb, p))
+		return setup_err(c, "cannot read the counters of the %lu KiB hugetlb pool",
+				 c->kb);
+	return CASE_OK;
+}
+
+/*
+ * The pool counters must be those of @ref; they are printed whatever they
+ * are, and left in @now.
+ */
+static int pool_check(struct tcase *c, const struct htlb_pool *ref,
+		      struct htlb_pool *now)
+{
+	char msg[160];
+
+	if (pool_read(c->kb, now))
+		return fail(c, "cannot read the hugetlb pool counters");
+	pool_print(c, c->where, now);
+	if (now->nr == ref->nr && now->free == ref->free &&
+	    now->resv == ref->resv && now->surplus == ref->surplus)
+		return CASE_OK;
+	snprintf(msg, sizeof(msg),
+		 "hugetlb pool changed: total %ld -> %ld, free %ld -> %ld, resv %ld -> %ld, surplus %ld -> %ld",
+		 ref->nr, now->nr, ref->free, now->free, ref->resv, now->resv,
+		 ref->surplus, now->surplus);
+	/* the case reports its first failure only */
+	fprintf(stderr, "pool %s %s: %s\n", c->name, c->where, msg);
+	return fail(c, "%s", msg);
+}
+
+/* Give every node the number of pages it had in @p: the next case's start. */
+static void pool_restore(const struct tcase *c, const struct htlb_pool *p)
+{
+	struct htlb_pool now;
+	char path[256], val[32];
+	int n, fd, len;
+
+	pool_read(c->kb, &now);
+	for (n = 0; n < HIST_NODES; n++) {
+		if (p->node_nr[n] < 0 || now.node_nr[n] == p->node_nr[n])
+			continue;
+		snprintf(path, sizeof(path), NODE_POOL_FILE, n, c->kb,
+			 "nr_hugepages");
+		len = snprintf(val, sizeof(val), "%ld", p->node_nr[n]);
+		fd = open(path, O_WRONLY);
+		if (fd < 0 || write(fd, val, len) != len)
+			fprintf(stderr, "migcheck: cannot set %s to %s: %s\n",
+				path, val, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+	}
+	pool_read(c->kb, &now);
+	pool_print(c, "set back", &now);
+}
+
+/*
+ * After the munmap the pool must be as before the mmap; pages left on
+ * other nodes go back where they were.
+ */
+static int pool_finish(struct tcase *c, const struct htlb_pool *before,
+		       int r)
+{
+	struct htlb_pool now;
+	int pr;
+
+	snprintf(c->where, sizeof(c->where), "after munmap");
+	pr = pool_check(c, before, &now);
+	if (pr || memcmp(before->node_nr, now.node_nr, sizeof(now.node_nr)))
+		pool_restore(c, before);
+	return r ? r : pr;
+}
+
+static int hugetlb_map_flags(unsigned long kb)
+{
+	return MAP_HUGETLB | __builtin_ctzl(kb * 1024) << MAP_HUGE_SHIFT;
+}
+
+/* Why the case cannot have hugetlb folios of @kb KiB, NULL if it can. */
+static const char *hugetlb_unsupported(const struct opts *o, unsigned long kb)
+{
+	unsigned long need = (o->size_mb << 10) / kb;
+	int node = o->route[0];
+	static char msg[160];
+	long free;
+
+	if (read_long(POOL_FILE, kb, "nr_hugepages") < 0)
+		return "no hugetlb pages of this size (no " HTLB_DIR "/hugepages-<N>kB)";
+	free = read_long(NODE_POOL_FILE, node, kb, "free_hugepages");
+	if (free >= 0 && (unsigned long)free >= need)
+		return NULL;
+	snprintf(msg, sizeof(msg),
+		 "node %d has %ld free hugetlb pages of this size, the case needs %lu (nodeN/hugepages/*/nr_hugepages)",
+		 node, free, need);
+	return msg;
 }
 
 /* Why @kb KiB folios cannot be had for @kind, NULL if they can. */
@@ -365,6 +545,9 @@ static const char *size_unsupported(const struct opts *o, enum kind kind,
 		if (kb == 4 || (kb == thp_pmd_kb() && shmem_thp_available(kb)))
 			return NULL;
 		return "memfd (tmpfs) folios are 4K or PMD-size only; per-size shmem_enabled applies to MAP_SHARED|MAP_ANONYMOUS only";
+	case K_HUGETLB:
+	case K_HUGETLB_SHARED:
+		return hugetlb_unsupported(o, kb);
 	case K_FILE:
 		if (stat(o->dir, &sd) || !S_ISDIR(sd.st_mode) ||
 		    access(o->dir, W_OK)) {
@@ -452,6 +635,12 @@ static int region_setup(struct tcase *c, int node)
 	case K_SHARED:
 		c->buf = region_map(c->len, c->kb,
 				    MAP_SHARED | MAP_ANONYMOUS, -1);
+		break;
+	case K_HUGETLB:
+	case K_HUGETLB_SHARED:
+		c->buf = region_map(c->len, c->kb,
+				    (c->kind == K_HUGETLB ? MAP_PRIVATE : MAP_SHARED) |
+				    MAP_ANONYMOUS | hugetlb_map_flags(c->kb), -1);
 		break;
 	default:
 		r = open_backing(c);
@@ -567,7 +756,9 @@ static int check_nodes(struct tcase *c, int node)
 
 static int check_size(struct tcase *c)
 {
-	if (!check_folio_size(c->buf, c->len, c->kb))
+	if (kind_is_hugetlb(c->kind) ?
+	    !check_hugetlb_size(c->buf, c->len, c->kb) :
+	    !check_folio_size(c->buf, c->len, c->kb))
 		return CASE_OK;
 	return fail(c, "region is not made of %lu KiB folios, details on stderr",
 		    c->kb);
@@ -762,6 +953,43 @@ static int do_mbind(struct tcase *c, int to)
 	return CASE_OK;
 }
 
+/*
+ * Soft offline migrates every folio to a new frame (reason
+ * MR_MEMORY_FAILURE), on the same node if it can, and takes the old frame
+ * out of use for good.  No folio may keep its frame.
+ */
+static int do_soft_offline(struct tcase *c)
+{
+	size_t step = c->kb * 1024;
+	unsigned long n = c->len / step, i, kept = 0, first = 0;
+	uint64_t *pfns = calloc(2 * n, sizeof(*pfns));
+	int r = CASE_OK;
+
+	if (!pfns)
+		return setup_err(c, "out of memory for %lu PFNs", 2 * n);
+	if (region_pfns(c->buf, c->len, step, pfns)) {
+		r = setup_err(c, "cannot read the page frames");
+		goto out;
+	}
+	if (madvise(c->buf, c->len, MADV_SOFT_OFFLINE)) {
+		r = fail(c, "madvise(MADV_SOFT_OFFLINE): %s", strerror(errno));
+		goto out;
+	}
+	if (region_pfns(c->buf, c->len, step, pfns + n)) {
+		r = setup_err(c, "cannot read the page frames");
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		if (pfns[i] == pfns[n + i] && !kept++)
+			first = i;
+	if (kept)
+		r = fail(c, "%lu of %lu folios kept their page frame, first: folio %lu, pfn %#llx",
+			 kept, n, first, (unsigned long long)pfns[first]);
+out:
+	free(pfns);
+	return r;
+}
+
 static int migrate_region(struct tcase *c, int from, int to)
 {
 	c->sys_err[0] = '\0';
@@ -770,6 +998,8 @@ static int migrate_region(struct tcase *c, int from, int to)
 		return do_move_pages(c, to);
 	case SC_MIGRATE_PAGES:
 		return do_migrate_pages(c, from, to);
+	case SC_SOFT_OFFLINE:
+		return do_soft_offline(c);
 	default:
 		return do_mbind(c, to);
 	}
@@ -818,15 +1048,23 @@ static int check_hop(struct tcase *c, int to, int first)
 	}
 	/*
 	 * Only after the first hop: 6.12 splits an anon mTHP on its second
-	 * migration (see bench_rep() in migbench.c).
+	 * migration (see bench_rep() in migbench.c).  hugetlb folios never
+	 * split.
 	 */
-	if (!r && first)
+	if (!r && (first || kind_is_hugetlb(c->kind)))
 		r = check_size(c);
 	if (!r)
 		r = check_mlocked(c, 1);
 	if (!r && c->sys_err[0])
 		r = fail(c, "%s, although every page is on node %d",
 			 c->sys_err, to);
+	/* printed whatever happened before */
+	if (kind_is_hugetlb(c->kind)) {
+		struct htlb_pool now;
+		int pr = pool_check(c, &c->pool, &now);
+
+		r = r ? r : pr;
+	}
 	return r;
 }
 
@@ -895,15 +1133,25 @@ static void splicers_join(struct splicer *sps, int nt)
 	}
 }
 
+/* Node of the region after the last hop. */
+static int last_node(const struct tcase *c)
+{
+	if (c->sc == SC_SOFT_OFFLINE)
+		return c->o->route[0];
+	return c->o->route[c->o->nr_route - 1];
+}
+
 static int run_hops(struct tcase *c)
 {
 	const struct opts *o = c->o;
 	struct splicer sps[MAX_THREADS];
 	int h, from, to, r = CASE_OK, nr_sps = 0;
+	/* soft offline: one round, within the first node */
+	int nr_hops = c->sc == SC_SOFT_OFFLINE ? 1 : o->nr_route - 1;
 
-	for (h = 0; h + 1 < o->nr_route && !r; h++) {
+	for (h = 0; h < nr_hops && !r; h++) {
 		from = o->route[h];
-		to = o->route[h + 1];
+		to = c->sc == SC_SOFT_OFFLINE ? from : o->route[h + 1];
 		snprintf(c->where, sizeof(c->where), "hop %d (node %d -> %d)",
 			 h + 1, from, to);
 		/* they race with the move; the checks want the pages back */
@@ -937,15 +1185,27 @@ static int prepare(struct tcase *c, int node)
 	if (check_mlocked(c, 0))
 		return CASE_SETUP;
 	fill_pattern(c->buf, c->len, c->seed);
-	if (c->kind == K_SHARED)
+	if (kind_is_hugetlb(c->kind)) {
+		snprintf(c->where, sizeof(c->where), "faulted in on node %d",
+			 node);
+		r = pool_save(c, &c->pool);
+		if (r)
+			return r;
+		pool_print(c, c->where, &c->pool);
+	}
+	if (c->kind == K_SHARED || c->kind == K_HUGETLB_SHARED)
 		return child_start(c);
 	return CASE_OK;
 }
 
+/*
+ * Unique per case; the pid makes it unique per run too, so that a page
+ * still holding an earlier run's copy cannot pass for this run's data.
+ */
 static uint64_t seed_for(enum kind kind, unsigned long kb, int sc)
 {
-	return (uint64_t)(kind + 1) << 48 | (uint64_t)kb << 16 |
-	       (unsigned int)(sc + 1);
+	return ((uint64_t)(kind + 1) << 48 | (uint64_t)kb << 16 |
+		(unsigned int)(sc + 1)) ^ (uint64_t)getpid() << 24;
 }
 
 static void case_init(struct tcase *c, const struct opts *o, enum kind kind,
@@ -967,23 +1227,28 @@ static int run_case(const struct opts *o, enum kind kind, unsigned long kb,
 		    enum sc sc, struct tally *t)
 {
 	const char *skip = size_unsupported(o, kind, kb);
+	int r, hugetlb = kind_is_hugetlb(kind);
+	struct htlb_pool before;
 	struct tcase c;
-	int r;
 
+	if (sc == SC_SOFT_OFFLINE && !hugetlb)
+		skip = "soft offline of a large folio splits it and offlines one page; hugetlb kinds only";
 	case_init(&c, o, kind, kb, sc);
 	snprintf(c.name, sizeof(c.name), "%s-%luK-%s", kind_names[kind], kb,
 		 sc_names[sc]);
 	if (skip) {
 		snprintf(c.why, sizeof(c.why), "%s", skip);
 		r = CASE_SKIP;
-	} else {
+	} else if (!hugetlb || !(r = pool_save(&c, &before))) {
 		r = prepare(&c, o->route[0]);
 		if (!r)
 			r = run_hops(&c);
 		snprintf(c.where, sizeof(c.where), "after the last hop");
 		if (!r && c.child)
-			r = child_finish(&c, o->route[o->nr_route - 1]);
+			r = child_finish(&c, last_node(&c));
 		region_teardown(&c);
+		if (hugetlb)
+			r = pool_finish(&c, &before, r);
 	}
 	report(&c, r, t);
 	return r;
@@ -1324,24 +1589,11 @@ static void install_signals(void)
 /* 0 if the machine can run the test, else the exit code. */
 static int check_env(const struct opts *o)
 {
-	int i;
-
 	if (geteuid()) {
 		fprintf(stderr, "migcheck: needs root (sysfs THP settings, /proc/kpageflags, MPOL_MF_MOVE_ALL): skip\n");
 		return EXIT_SKIP;
 	}
-	if (!numa_usable()) {
-		fprintf(stderr, "migcheck: NUMA not available (kernel without CONFIG_NUMA?): skip\n");
-		return EXIT_SKIP;
-	}
-	for (i = 0; i < o->nr_route; i++) {
-		if (!node_has_memory(o->route[i])) {
-			fprintf(stderr, "migcheck: node %d does not exist or has no memory (see /sys/devices/system/node/has_memory): skip\n",
-				o->route[i]);
-			return EXIT_SKIP;
-		}
-	}
-	return 0;
+	return route_usable("migcheck", o->route, o->nr_route);
 }
 
 static int exit_code(const struct tally *t)
@@ -1358,7 +1610,7 @@ static int exit_code(const struct tally *t)
 int main(int argc, char **argv)
 {
 	struct opts o = {
-		.kinds = (1U << NR_KINDS) - 1, .scs = (1U << NR_SCS) - 1,
+		.kinds = BASE_KINDS, .scs = BASE_SCS,
 		.route = { 0, 1, 2, 0 }, .nr_route = 4,
 		.size_mb = 4, .threads = 3, .dir = "/mnt", .compact_node = -1,
 	};

@@ -15,7 +15,8 @@
 measure() {
 	select_migrator "$1"
 	events on mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
-	migbench -j -s 32 -k 2048 -r 3 -f 0 -t 1 2>/dev/null > /tmp/cputime.json
+	migbench -j -s 32 -k 2048 -r 3 -f 0 -t 1 2>/dev/null |
+		grep '"type":"move"' > /tmp/cputime.json	# the summary of the reps
 	events off mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
 	echo "$(sed -n 's/.*"move_stime_s":\([0-9.]*\).*/\1/p' /tmp/cputime.json)" \
 	     "$(sed -n 's/.*"move_s":\([0-9.]*\).*/\1/p' /tmp/cputime.json)" \
