@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the guest initramfs for one kernel: scripts/initramfs.sh VARIANT PROFILE
-# Contents: busybox-static, guest/init, the static test programs of guest/,
-# upstream selftests built from the same kernel source, and the kernel's modules.
+# Contents: busybox-static, guest/init, the static test programs and test
+# modules of guest/, upstream selftests built from the same kernel source,
+# and the kernel's modules.
 # The per-boot job script is appended by scripts/run-guest.sh.
 . "$(dirname "$0")/lib.sh"
 
@@ -17,6 +18,12 @@ bin=$stage/opt/mig/bin
 # Our own programs, built next to the kernel: git worktrees of this
 # repository share build/, and make's timestamps cannot tell their sources apart.
 make -s -C "$TOP/guest" OUT="$out/guest"
+# Test modules, out of tree; copied (timestamps kept) so that their objects
+# stay out of the source tree.
+kmod=$out/guest-kmod
+mkdir -p "$kmod"
+cp -p "$TOP"/guest/kmod/Kbuild "$TOP"/guest/kmod/*.c "$kmod/"
+make -s -C "$out" M="$kmod" modules
 
 # Upstream selftests, compiled against this kernel's own UAPI headers.
 make -s -C "$src" O="$out" headers >/dev/null
@@ -43,6 +50,8 @@ mkdir -p "$stage"/{bin,sbin,proc,sys,dev,tmp,mnt,lib/modules} "$bin" "$stage/opt
 cp /bin/busybox "$stage/bin/busybox"
 install -m 755 "$TOP/guest/init" "$stage/init"
 cp "$out"/guest/* "$out"/selftests/* "$bin/"
+mkdir -p "$stage/opt/mig/kmod"
+cp "$kmod"/*.ko "$stage/opt/mig/kmod/"
 cp /sbin/e2fsck.static "$bin/"	# static: the guest has no shared libc
 install -m 644 "$TOP"/guest/tests/*.sh "$stage/opt/mig/tests/"
 install -m 755 "$TOP/guest/bench.sh" "$stage/opt/mig/bench.sh"

@@ -42,6 +42,8 @@
  *           survive are listed in the manifest -l FILE
  *   verify  after a remount: every file of the manifest has its contents,
  *           and no other file is in the writers' directories
+ *   move    only the mover, as in raw mode, for -t seconds: someone else
+ *           changes the device (the bh_holder test module) and checks it
  *
  * A file's size and contents follow from its name.  One line per check on
  * stdout ("ok", "FAIL"), diagnostics on stderr.  Exit: 0 passed, 1 a check
@@ -87,7 +89,7 @@
 #define KPF_ACTIVE_BIT		6
 #define HOLE_PAGES	1024		/* fs: see fs_round() */
 
-enum mode { M_RAW, M_FS, M_VERIFY };
+enum mode { M_RAW, M_FS, M_VERIFY, M_MOVE };
 
 struct opts {
 	enum mode mode;
@@ -116,6 +118,7 @@ static void usage(FILE *f)
 "                     [-s MiB] [-c PAGES] [-B PAGES] [-f FILES] [-r DIRS]\n"
 "                     [-F N] [-v]\n"
 "       blkmig verify -d DIR -l MANIFEST\n"
+"       blkmig move   -D DEV [-t SECS] [-n NODES] [-s MiB]\n"
 "  -D DEV    block device: mapped read-only, its pages migrated;\n"
 "            raw mode also writes to it (its contents are lost)\n"
 "  -d DIR    fs: where the writers work (a directory of the file system\n"
@@ -128,7 +131,7 @@ static void usage(FILE *f)
 "            compacts the last one\n"
 "  -b BSIZE  raw: block size of the device's page cache, i.e. buffer heads\n"
 "            per folio (BLKBSZSET; default 1024, 0 = keep)\n"
-"  -s MiB    raw: use only the first MiB of the device; fs: map and move\n"
+"  -s MiB    raw, move: use only the first MiB of the device; fs: map and move\n"
 "            only those (where the file system keeps its metadata: reading\n"
 "            a whole large device under emulation takes long) (default all)\n"
 "  -c PAGES  fs: pages of anonymous memory moved with each hot page, to\n"
@@ -217,6 +220,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		o->mode = M_FS;
 	} else if (!strcmp(argv[1], "verify")) {
 		o->mode = M_VERIFY;
+	} else if (!strcmp(argv[1], "move")) {
+		o->mode = M_MOVE;
 	} else {
 		fprintf(stderr, "blkmig: unknown mode '%s'\n", argv[1]);
 		return -1;
@@ -236,9 +241,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->mode != M_VERIFY && !o->dev)
 		need = "-D";
-	else if (o->mode != M_RAW && !o->dir)
+	else if ((o->mode == M_FS || o->mode == M_VERIFY) && !o->dir)
 		need = "-d";
-	else if (o->mode != M_RAW && !o->manifest)
+	else if ((o->mode == M_FS || o->mode == M_VERIFY) && !o->manifest)
 		need = "-l";
 	if (need) {
 		fprintf(stderr, "blkmig: this mode needs %s\n", need);
@@ -1088,6 +1093,38 @@ static int run_raw(const struct opts *o)
 	return ret;
 }
 
+/* ---- move mode ------------------------------------------------------ */
+
+/* The mover alone over the first -s MiB; a page must have moved. */
+static int run_move(const struct opts *o)
+{
+	uint64_t size;
+	struct mover m;
+	int fd, stop = 0, ret = 0;
+
+	fd = open(o->dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, BLKGETSIZE64, &size)) {
+		fprintf(stderr, "blkmig: %s: %s\n", o->dev, strerror(errno));
+		return EXIT_SETUP;
+	}
+	close(fd);
+	if (o->size_mb && o->size_mb << 20 < size)
+		size = o->size_mb << 20;
+	size &= ~(MIG_PAGE_SIZE - 1);
+	if (!size || mover_init(&m, o, size, 0))
+		return EXIT_SETUP;
+	start_thread(&m.tid, mover_main, &m, -1);
+	if (run_for(&m, &stop))
+		ret = EXIT_FAIL;
+	mover_report(&m);
+	if (!m.moved) {
+		printf("FAIL mover: no page moved\n");
+		ret = EXIT_FAIL;
+	}
+	mover_free(&m);
+	return ret;
+}
+
 /* ---- fs mode -------------------------------------------------------- */
 
 struct fwriter {
@@ -1497,6 +1534,9 @@ int main(int argc, char **argv)
 		break;
 	case M_FS:
 		ret = run_fs(&o);
+		break;
+	case M_MOVE:
+		ret = run_move(&o);
 		break;
 	default:
 		ret = run_verify(&o);

@@ -29,7 +29,8 @@
 # writer cannot reach a folio between its batch copy and its move; jbd2
 # keeps changed buffers referenced, so those folios do not move at all.
 # Only compaction leaves the bh LRU on. The test covers the path (and
-# shows the folios ineligible); it is not a proof of the race.
+# shows the folios ineligible); 19-buffer-holders is the regression test
+# for the race (it failed on v1).
 . /opt/mig/tests/lib.sh
 
 # T18_* variables override the settings (for experiments): T18_PARTS picks
