@@ -29,14 +29,6 @@ run() {
 }
 positive() { [ "$(delta "$1")" -gt 0 ] || fail "$2: $1 did not move"; }
 zero() { [ "$(delta "$1")" -eq 0 ] || fail "$2: $1 moved by $(delta "$1")"; }
-# Every orphan (a batch with descriptors not called back) ends.
-orphans_gone() {
-	t=0
-	while [ "$(cat $D/orphans)" -ne 0 ] && [ $t -lt 60 ]; do
-		sleep 1; t=$((t + 1))
-	done
-	[ "$(cat $D/orphans)" -eq 0 ] || fail "$1: $(cat $D/orphans) orphans left after 60 s"
-}
 faults() {	# MODE PERCENT EVERY ORDER
 	echo "$1" > $P/fail_mode && echo "$2" > $P/fail_percent &&
 	echo "$3" > $P/fail_every && echo "$4" > $P/out_of_order ||
@@ -115,7 +107,7 @@ zero folios "hang 100%"
 # again every timeout_ms) complete, the orphans end, and the same channels
 # copy everything again
 faults error 0 0 0
-orphans_gone "hang"
+orphans_gone "hang" 60
 echo 5000 > $D/timeout_ms
 run "no faults"
 positive folios "no faults"

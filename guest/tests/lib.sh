@@ -61,3 +61,15 @@ stop_migrations() {
 	wait $bg_pid
 	[ ! -e /tmp/bg.failed ] || fail "a migration under $1 was not exact"
 }
+
+# dcbm: wait up to SECS for every orphan (a batch whose descriptors were
+# not all called back in time) to end; fail if one is left.
+orphans_gone() {	# LABEL SECS
+	t=0
+	while [ "$(cat $MIG/dcbm/orphans)" -ne 0 ] && [ $t -lt "$2" ]; do
+		sleep 1; t=$((t + 1))
+	done
+	[ "$(cat $MIG/dcbm/orphans)" -eq 0 ] ||
+		fail "$1: $(cat $MIG/dcbm/orphans) orphans left after $2 s"
+	echo "$1: orphans ended after ${t} s"
+}
