@@ -11,9 +11,10 @@
 "$TOP/scripts/initramfs.sh" patched debug
 
 # Fresh disks (see README, "The guest"): vda ext4, mounted on /mnt by init
-# (page-cache and buffer-head tests); vdb raw zeros, never formatted (buffered
-# I/O on a block device); vdc ext4 with 1K blocks, not mounted by init (several
-# buffer heads per folio, metadata in the block device's page cache).
+# (page-cache and buffer-head tests); vdb raw zeros, written directly by the
+# block-device tests (18 also puts a scratch ext2 on it); vdc ext4 with 1K
+# blocks, not mounted by init (several buffer heads per folio, metadata in the
+# block device's page cache).
 disks=("$BUILD/test-disk.img" "$BUILD/test-raw.img" "$BUILD/test-ext4-1k.img")
 rm -f "${disks[@]}"
 mkfs.ext4 -q -F "${disks[0]}" 512M
