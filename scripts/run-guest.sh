@@ -2,7 +2,10 @@
 # Boot one kernel in QEMU (TCG) with emulated NUMA and run a job in it:
 #   scripts/run-guest.sh VARIANT PROFILE NAME JOB.sh
 # Topology: node0 = first half of the vCPUs + memory, node1 = the other half
-# + memory, node2 = memory only (a CXL-like far tier).
+# + memory, node2 = memory only (a CXL-like far tier). The firmware's HMAT
+# says so: node 2 has 6 times the latency and a quarter of the bandwidth of
+# local memory, so the kernel puts it in a lower memory tier (demotion
+# target of nodes 0 and 1, promotion source under NUMA balancing mode 2).
 # Environment:
 #   GUEST_CPUS     vCPUs (default 2, at least 2)
 #   GUEST_NODE_MB  memory of nodes 0 1 2 in MiB (default "1024 1024 1024")
@@ -10,6 +13,9 @@
 #   GUEST_STALL    give up when the console has been silent this many seconds
 #                  (default 300): a stuck guest fails early, not at GUEST_TIMEOUT
 #   GUEST_APPEND   extra kernel command-line arguments (after the default ones)
+#   GUEST_HOTPLUG_MB  size of a hotpluggable DIMM on node 2 in MiB (default 0:
+#                  none); present at boot, left offline by the kernel
+#                  (memory hot-add/remove tests online and offline it)
 #   GUEST_DISKS    raw disk images attached as virtio disks, space-separated,
 #                  in order: /dev/vda, /dev/vdb, ... (optional)
 #   GUEST_ACCEL    tcg (default) or kvm: then each guest node's memory is
@@ -72,19 +78,40 @@ tcg) accel=(-accel tcg,thread=multi -cpu max,la57=off) ;;
 kvm) accel=(-accel kvm -cpu host) ;;
 *) die "GUEST_ACCEL must be tcg or kvm" ;;
 esac
+membind() {	# guest node -> ",host-nodes=N,policy=bind" under KVM
+	if [ "${GUEST_ACCEL:-tcg}" = kvm ] && [ -d "/sys/devices/system/node/node$1" ]; then
+		echo ",host-nodes=$1,policy=bind"
+	fi
+}
 mem=()
 for i in 0 1 2; do
-	bind=
-	[ "${GUEST_ACCEL:-tcg}" = kvm ] && [ -d /sys/devices/system/node/node$i ] && bind=",host-nodes=$i,policy=bind"
-	mem+=(-object "memory-backend-ram,id=m$i,size=${mb[i]}M,prealloc=on$bind")
+	mem+=(-object "memory-backend-ram,id=m$i,size=${mb[i]}M,prealloc=on$(membind "$i")")
+done
+ram=$((mb[0] + mb[1] + mb[2]))
+hotplug=${GUEST_HOTPLUG_MB:-0} memsize=${ram}M
+if [ "$hotplug" -gt 0 ]; then
+	memsize="${ram}M,slots=1,maxmem=$((ram + hotplug))M"
+	mem+=(-object "memory-backend-ram,id=hp0,size=${hotplug}M,prealloc=on$(membind 2)"
+	      -device pc-dimm,id=dimm0,memdev=hp0,node=2)
+fi
+# HMAT: latency (ns) and bandwidth from each CPU node to each node.
+hmat=()
+for i in 0 1; do
+	for t in 0 1 2; do
+		if [ $t = 2 ]; then lat=60 bw=5G; elif [ $t = $i ]; then lat=10 bw=20G; else lat=20 bw=10G; fi
+		hmat+=(-numa "hmat-lb,initiator=$i,target=$t,hierarchy=memory,data-type=access-latency,latency=$lat"
+		       -numa "hmat-lb,initiator=$i,target=$t,hierarchy=memory,data-type=access-bandwidth,bandwidth=$bw")
+	done
 done
 args=(
-	-machine q35 "${accel[@]}"
-	-smp "$cpus,sockets=2,cores=$half,threads=1" -m "$((mb[0] + mb[1] + mb[2]))M"
+	-machine q35,hmat=on "${accel[@]}"
+	-smp "$cpus,sockets=2,cores=$half,threads=1"
+	-m "$memsize"
 	"${mem[@]}"
 	-numa node,nodeid=0,cpus=0-$((half - 1)),memdev=m0
 	-numa node,nodeid=1,cpus=$half-$((cpus - 1)),memdev=m1
-	-numa node,nodeid=2,memdev=m2
+	-numa node,nodeid=2,memdev=m2,initiator=0
+	"${hmat[@]}"
 	-kernel "$out/arch/x86/boot/bzImage" -initrd "$jobdir/initrd"
 	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 watchdog_thresh=60${GUEST_APPEND:+ $GUEST_APPEND}"
 	-display none -monitor none -nic none -no-reboot

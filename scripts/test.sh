@@ -30,8 +30,18 @@ echo "sh /opt/mig/tests/run.sh$list" > "$job"
 rc=0
 # Node 0 also holds the kernel and, in the debug kernel, the KASAN shadow of
 # all nodes: give it more, so that migrations to it do not run short of THPs.
+# The migration-path tests (21-29) use a hotpluggable DIMM and a CMA area
+# on node 2.
 GUEST_NODE_MB=${GUEST_NODE_MB:-1536 1024 1024} GUEST_CPUS=${GUEST_CPUS:-4} GUEST_DISKS="${disks[*]}" \
+	GUEST_HOTPLUG_MB=256 GUEST_APPEND="numa_cma=2:640M${GUEST_APPEND:+ $GUEST_APPEND}" \
 	"$TOP/scripts/run-guest.sh" patched debug test "$job" || rc=$?
+
+# The rows the path tests printed: the README's table of migration paths.
+{
+	echo "| path | migrator | batch path | folios copied | bytes |"
+	echo "|---|---|---|---|---|"
+	sed -n 's/^ *path: //p' "$RESULTS/test.console.log"
+} > "$RESULTS/paths.md"
 
 out=$RESULTS/test.out
 passed=$(grep -c -E '^ok [0-9]+ .*' "$out" | tr -d ' ' || true)

@@ -231,6 +231,30 @@ void mthp_restore(void)
 #define MASK_BITS	1024
 #define LONG_BITS	(8 * sizeof(unsigned long))
 
+int bind_to_node(int node)
+{
+	unsigned long mask[MASK_BITS / LONG_BITS] = { 0 };
+
+	if (node < 0) {
+		if (!sys_set_mempolicy(MPOL_DEFAULT, NULL, 0))
+			return 0;
+		fprintf(stderr, "bind: set_mempolicy(MPOL_DEFAULT): %s\n",
+			strerror(errno));
+		return -1;
+	}
+	if (node >= MASK_BITS) {
+		fprintf(stderr, "bind: bad node %d\n", node);
+		return -1;
+	}
+	mask[node / LONG_BITS] = 1UL << (node % LONG_BITS);
+	if (sys_set_mempolicy(MPOL_BIND, mask, MASK_BITS + 1)) {
+		fprintf(stderr, "bind: set_mempolicy(MPOL_BIND, node %d): %s\n",
+			node, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Fault every page in while the task policy binds to @node; the task
  * policy only decides where the first touch allocates, later migration
@@ -238,28 +262,13 @@ void mthp_restore(void)
  */
 static int fault_in_on_node(char *buf, size_t len, int node)
 {
-	unsigned long mask[MASK_BITS / LONG_BITS] = { 0 };
 	size_t off;
-	int ret = 0;
 
-	if (node < 0 || node >= MASK_BITS) {
-		fprintf(stderr, "region: bad node %d\n", node);
+	if (node < 0 || bind_to_node(node))
 		return -1;
-	}
-	mask[node / LONG_BITS] = 1UL << (node % LONG_BITS);
-	if (sys_set_mempolicy(MPOL_BIND, mask, MASK_BITS + 1)) {
-		fprintf(stderr, "region: set_mempolicy(MPOL_BIND, node %d): %s\n",
-			node, strerror(errno));
-		return -1;
-	}
 	for (off = 0; off < len; off += MIG_PAGE_SIZE)
 		buf[off] = 1;	/* buf escapes: the store stays */
-	if (sys_set_mempolicy(MPOL_DEFAULT, NULL, 0)) {
-		fprintf(stderr, "region: set_mempolicy(MPOL_DEFAULT): %s\n",
-			strerror(errno));
-		ret = -1;
-	}
-	return ret;
+	return bind_to_node(-1);
 }
 
 void *region_alloc(size_t len, unsigned long folio_kb, int node)
@@ -445,6 +454,27 @@ static int query_nodes(void **addrs, unsigned long n, int *status)
 		return -1;
 	}
 	return 0;
+}
+
+int region_node_counts(void *buf, size_t len, long *counts, int nr_nodes)
+{
+	size_t n = len / MIG_PAGE_SIZE, i;
+	void **addrs = page_addrs(buf, len, MIG_PAGE_SIZE);
+	int *status = malloc(n * sizeof(*status));
+	int ret = -1;
+
+	if (!addrs || !status || query_nodes(addrs, n, status))
+		goto out;
+	for (i = 0; i <= (size_t)nr_nodes; i++)
+		counts[i] = 0;
+	for (i = 0; i < n; i++)
+		counts[status[i] >= 0 && status[i] < nr_nodes ?
+		       status[i] : nr_nodes]++;
+	ret = 0;
+out:
+	free(status);
+	free(addrs);
+	return ret;
 }
 
 long pages_on_node(void **addrs, unsigned long n, int node)

@@ -59,6 +59,11 @@ long verify_pattern(const void *buf, size_t len, uint64_t seed);
 long pages_on_node(void **addrs, unsigned long n, int node);
 /* Same for every base page of [buf, buf + len). */
 long region_pages_on_node(void *buf, size_t len, int node);
+/*
+ * Pages of [buf, buf + len) per node into @counts[0 .. @nr_nodes - 1];
+ * @counts[@nr_nodes] gets the pages on higher nodes or not present.  0 or -1.
+ */
+int region_node_counts(void *buf, size_t len, long *counts, int nr_nodes);
 
 /*
  * Check through /proc/self/pagemap and /proc/kpageflags that the region is
@@ -145,6 +150,11 @@ void shmem_thp_restore(void);
 void *region_map(size_t len, unsigned long folio_kb, int flags, int fd);
 /* Write-fault every page of [buf, buf + len) in with allocations on @node. */
 int region_fault_in(void *buf, size_t len, int node);
+/*
+ * Allocate the calling thread's new pages on @node only (MPOL_BIND), or
+ * as by default if @node < 0: 0, or -1 with a message.
+ */
+int bind_to_node(int node);
 
 /* ---- more placement ------------------------------------------------------ */
 

@@ -43,7 +43,8 @@ run() {
 	[ "$fb" -eq 0 ] || fail "$1: $fb folios fell back to the CPU"
 }
 # matrix LABEL: every folio size x mapping kind of the core tests (migcheck,
-# which checks bytes and page nodes after every hop)
+# which checks bytes and page nodes after every hop); for one and for four
+# channels (out of order), to keep make test short
 matrix() {
 	snap
 	migcheck -q -c move_pages > /tmp/mc.log 2>&1 ||
@@ -62,7 +63,6 @@ run "1 channel, in order"
 matrix "1 channel, in order"
 echo 1 > $P/out_of_order
 run "1 channel, reverse"
-matrix "1 channel, reverse"
 select_migrator none || fail "deselect"
 [ -z "$(cat $D/channels)" ] || fail "channels kept after deselect: $(cat $D/channels)"
 
@@ -76,7 +76,6 @@ echo $dev > $D/device 2>/dev/null && fail "device changed while selected"
 [ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels changed to $(cat $D/nr_channels)"
 echo 0 > $P/out_of_order
 run "4 channels, in order"
-matrix "4 channels, in order"
 echo 1 > $P/out_of_order
 run "4 channels, reverse"
 echo 2 > $P/out_of_order

@@ -73,3 +73,79 @@ orphans_gone() {	# LABEL SECS
 		fail "$1: $(cat $MIG/dcbm/orphans) orphans left after $2 s"
 	echo "$1: orphans ended after ${t} s"
 }
+
+# ---- the kernel's own migration paths (tests 21-29) ----------------------
+# Each path runs under every migrator of PATH_MIGRATORS with only its
+# migrate reason batching; path_end prints a row of the README's table.
+PATH_MIGRATORS=${PATH_MIGRATORS:-kernel mtcopy dcbm}
+path_begin() {	# REASON MIGRATOR
+	case $2 in
+	mtcopy)	modprobe migrate_mtcopy &&
+		echo 1 > $MIG/mtcopy/min_batch_pages ;;	# also small batches
+	dcbm)	modprobe swdma nr_channels=4 && modprobe dcbm ;;
+	esac || { fail "$2: cannot load it"; return 1; }
+	select_migrator "$2" || { fail "cannot select $2"; return 1; }
+	echo "$1" > $MIG/reasons
+	snap
+	events on mm_migrate_batch_start mm_migrate_batch_copy_begin
+}
+# path_end PATH REASON MIGRATOR RC [multi]: RC is the data check's exit
+# status. The batch path must have run for REASON, with a batch of more
+# than one folio if "multi" (the path hands over lists).
+path_end() {
+	events off mm_migrate_batch_start mm_migrate_batch_copy_begin
+	echo all > $MIG/reasons
+	select_migrator none
+	starts=$(grep -c "mm_migrate_batch_start: .*reason=$2\$" $TRACING/trace)
+	largest=$(awk '/mm_migrate_batch_copy_begin:/ {
+		for (i = 1; i <= NF; i++) if ($i ~ /^folios=/) {
+			n = substr($i, 8) + 0; if (n > m) m = n } }
+		END { print m + 0 }' $TRACING/trace)
+	cpu=0 why=""
+	for c in fallback_below_min fallback_declined fallback_busy fallback_nomem \
+		 fallback_timeout fallback_error fallback_incomplete fallback_retry; do
+		[ "$(delta $c)" -eq 0 ] || why="$why${why:+, }${c#fallback_} $(delta $c)"
+		cpu=$((cpu + $(delta $c)))
+	done
+	[ -z "$why" ] || why=" ($why)"
+	bytes=ok
+	[ "$4" -eq 0 ] || { bytes=BAD; fail "$1, $3: data check failed (exit $4)"; }
+	echo "path: | $1 | $3 | $(delta batches) batches (trace: $starts reason=$2), largest $largest folios | $(delta folios) by $3, $cpu by CPU$why | $bytes |"
+	[ "$starts" -gt 0 ] && [ "$(delta batches)" -gt 0 ] ||
+		fail "$1, $3: no batch for reason $2"
+	[ "$(delta folios)" -gt 0 ] || fail "$1, $3: $3 copied nothing"
+	[ "${5:-}" != multi ] || [ "$largest" -gt 1 ] ||
+		fail "$1, $3: no batch of more than one folio"
+	[ "$(delta kept)" -eq 0 ] || fail "$1, $3: $(delta kept) destinations kept"
+}
+# Unload the migrator modules the path tests loaded.
+path_cleanup() {
+	echo 64 > $MIG/mtcopy/min_batch_pages 2>/dev/null
+	for m in dcbm swdma migrate_mtcopy; do
+		! grep -q "^$m " /proc/modules || rmmod $m || fail "cannot unload $m"
+	done
+}
+# node_meminfo NODE FIELD: a value (kB) of /sys/devices/system/node/nodeN/meminfo
+node_meminfo() {
+	awk -v f="$2:" '$3 == f { print $4 }' /sys/devices/system/node/node$1/meminfo
+}
+# vmstat FIELD
+vmstat() { awk -v f="$1" '$1 == f { print $2 }' /proc/vmstat; }
+# held_start ARGS: pathcheck -w ARGS in the background; returns once it holds
+# its data (or died). held_finish lets it go on, shows its report and
+# returns its exit status.
+held_start() {
+	rm -f /tmp/ctl /tmp/pc.out; mkfifo /tmp/ctl
+	pathcheck -w "$@" < /tmp/ctl > /tmp/pc.out &
+	pc=$!
+	exec 3> /tmp/ctl
+	until grep -q '^ready$' /tmp/pc.out || ! kill -0 $pc 2>/dev/null; do sleep 1; done
+}
+held_finish() {
+	trap '' PIPE	# it may have died already
+	echo go >&3 2>/dev/null; exec 3>&-
+	trap - PIPE
+	wait $pc; hrc=$?
+	grep -v '^ready$' /tmp/pc.out
+	return $hrc
+}

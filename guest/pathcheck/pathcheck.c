@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pathcheck - data held in memory while one of the kernel's own migration
+ * paths moves it: every byte and the place of every page checked after.
+ *
+ * The region is filled with a unique pattern while the task is bound to
+ * the fill node (-n): a region larger than that node's free memory makes
+ * the fill itself reclaim there, i.e. demote under kswapd and direct
+ * reclaim.  With -w it then prints "ready" and waits for a line on stdin
+ * while the caller drives the kernel (offline memory, allocate CMA, merge
+ * with KSM).  Then ACTION makes or waits for the migration:
+ *
+ *   none          nothing more (the fill or the caller did it)
+ *   pin           pin the region long-term (FOLL_LONGTERM, through
+ *                 /sys/kernel/debug/gup_test): pages in ZONE_MOVABLE or
+ *                 CMA are migrated out first
+ *   soft-offline  madvise(MADV_SOFT_OFFLINE) on every page
+ *   touch         read the region from CPU -c until -e is met or -t
+ *                 seconds pass (NUMA balancing promotion)
+ *   until         wait until -e is met or -t seconds pass (DAMON)
+ *   move NODE     move_pages(MPOL_MF_MOVE_ALL) the region to NODE (swap
+ *                 cache, KSM pages mapped more than once)
+ *
+ * Checks: every byte; with -e NODE:PCT at least PCT% of the pages on NODE;
+ * with -x LO-HI (PFNs) some pages in that range before the action and none
+ * after.  One summary line on stdout.  Exit 0 ok, 1 a check failed, 2 the
+ * setup did not give what the check needs (e.g. no page in the range).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <numaif.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "migutil.h"
+
+#define EXIT_FAIL	1
+#define EXIT_SETUP	2
+#define MAX_PARTS	8
+#define NR_NODES	8
+#define SEED		0x70617468UL	/* "path" */
+#define KSM_VARIANTS	16		/* distinct page contents with -m */
+
+#ifndef MADV_SOFT_OFFLINE
+#define MADV_SOFT_OFFLINE	101
+#endif
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT		21
+#endif
+
+/* mm/gup_test.h */
+struct gup_test {
+	uint64_t get_delta_usec, put_delta_usec, addr, size;
+	uint32_t nr_pages_per_call, gup_flags, test_flags;
+	uint32_t which_pages[8];
+};
+#define PIN_LONGTERM_BENCHMARK	_IOWR('g', 3, struct gup_test)
+#define FOLL_WRITE		0x01
+
+struct part {
+	char *buf;
+	size_t len;
+	unsigned long kb;
+};
+
+static struct part parts[MAX_PARTS];
+static int nr_parts;
+static int mergeable;	/* -m: KSM_VARIANTS page contents, repeated */
+
+static void fill(struct part *p)
+{
+	size_t i;
+
+	if (!mergeable) {
+		fill_pattern(p->buf, p->len, SEED + p->kb);
+		return;
+	}
+	for (i = 0; i < p->len / MIG_PAGE_SIZE; i++)
+		fill_pattern(p->buf + i * MIG_PAGE_SIZE, MIG_PAGE_SIZE,
+			     SEED + i % KSM_VARIANTS);
+}
+
+static long verify(struct part *p)
+{
+	size_t i;
+
+	if (!mergeable)
+		return verify_pattern(p->buf, p->len, SEED + p->kb);
+	for (i = 0; i < p->len / MIG_PAGE_SIZE; i++)
+		if (verify_pattern(p->buf + i * MIG_PAGE_SIZE, MIG_PAGE_SIZE,
+				   SEED + i % KSM_VARIANTS) >= 0)
+			return i * MIG_PAGE_SIZE;
+	return -1;
+}
+
+static int make_parts(size_t mb, const char *sizes, int shmem, int node)
+{
+	unsigned long kbs[MAX_PARTS];
+	int i, n = parse_folio_sizes(sizes, kbs, MAX_PARTS), fd = -1;
+
+	if (n < 1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		struct part *p = &parts[i];
+		size_t align = kbs[i] * 1024;
+
+		p->kb = kbs[i];
+		p->len = mb * 1024 * 1024 / n / align * align;
+		if (!p->len)
+			return fprintf(stderr, "%zu MiB is too small\n", mb), -1;
+		if (shmem) {
+			if (shmem_thp_select(p->kb))
+				return -1;
+			fd = memfd_create("pathcheck", MFD_CLOEXEC);
+			if (fd < 0 || ftruncate(fd, p->len))
+				return perror("memfd"), -1;
+			p->buf = region_map(p->len, p->kb, MAP_SHARED, fd);
+			close(fd);
+		} else {
+			if (mthp_select(p->kb))
+				return -1;
+			p->buf = region_map(p->len, p->kb,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1);
+		}
+		/* filled while bound: pages reclaimed meanwhile hold data */
+		if (!p->buf || bind_to_node(node))
+			return -1;
+		fill(p);
+		if (bind_to_node(-1))
+			return -1;
+		nr_parts++;
+	}
+	return 0;
+}
+
+/* pages per node over all parts; counts[NR_NODES] = elsewhere / absent */
+static int node_counts(long *counts)
+{
+	long c[NR_NODES + 1];
+	int i, j;
+
+	memset(counts, 0, sizeof(c));
+	for (i = 0; i < nr_parts; i++) {
+		if (region_node_counts(parts[i].buf, parts[i].len, c, NR_NODES))
+			return -1;
+		for (j = 0; j <= NR_NODES; j++)
+			counts[j] += c[j];
+	}
+	return 0;
+}
+
+static long total_pages(void)
+{
+	long n = 0;
+	int i;
+
+	for (i = 0; i < nr_parts; i++)
+		n += parts[i].len / MIG_PAGE_SIZE;
+	return n;
+}
+
+static long in_pfn_range(uint64_t lo, uint64_t hi)
+{
+	long n = 0;
+	size_t i, np;
+	uint64_t *pfns;
+	int k;
+
+	for (k = 0; k < nr_parts; k++) {
+		np = parts[k].len / MIG_PAGE_SIZE;
+		pfns = malloc(np * sizeof(*pfns));
+		if (!pfns || region_pfns(parts[k].buf, parts[k].len,
+					 MIG_PAGE_SIZE, pfns)) {
+			free(pfns);
+			return -1;
+		}
+		for (i = 0; i < np; i++)
+			n += pfns[i] >= lo && pfns[i] < hi;
+		free(pfns);
+	}
+	return n;
+}
+
+/* Has at least @pct percent of the region reached @node? */
+static int reached(int node, long pct)
+{
+	long c[NR_NODES + 1];
+
+	return !node_counts(c) && c[node] * 100 >= pct * total_pages();
+}
+
+static volatile uint64_t sink;
+
+static int touch_until(int node, long pct, long secs)
+{
+	uint64_t end = now_ns() + secs * 1000000000ULL, next = 0, sum = 0;
+	size_t off;
+	int i;
+
+	while (now_ns() < end) {
+		for (i = 0; i < nr_parts; i++)
+			for (off = 0; off < parts[i].len; off += 64)
+				sum += *(volatile uint64_t *)(parts[i].buf + off);
+		if (now_ns() >= next) {
+			if (reached(node, pct))
+				break;
+			next = now_ns() + 1000000000ULL;
+		}
+	}
+	sink = sum;
+	return 0;
+}
+
+static int wait_until(int node, long pct, long secs)
+{
+	while (secs-- > 0 && !reached(node, pct))
+		sleep(1);
+	return 0;
+}
+
+static int pin_longterm(void)
+{
+	int fd = open("/sys/kernel/debug/gup_test", O_RDWR), i, ret = 0;
+	struct gup_test g;
+
+	if (fd < 0)
+		return perror("/sys/kernel/debug/gup_test"), -1;
+	for (i = 0; i < nr_parts && !ret; i++) {
+		memset(&g, 0, sizeof(g));
+		g.addr = (uintptr_t)parts[i].buf;
+		g.size = parts[i].len;
+		g.nr_pages_per_call = parts[i].len / MIG_PAGE_SIZE;
+		g.gup_flags = FOLL_WRITE;
+		if (ioctl(fd, PIN_LONGTERM_BENCHMARK, &g)) {
+			perror("gup_test PIN_LONGTERM_BENCHMARK");
+			ret = -1;
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+/* move_pages() with MPOL_MF_MOVE_ALL: also pages mapped more than once */
+static int move_all(int node)
+{
+	long n = total_pages(), i = 0, ret;
+	void **addrs = malloc(n * sizeof(*addrs));
+	int *nodes = malloc(n * sizeof(*nodes));
+	int *status = malloc(n * sizeof(*status));
+	size_t off;
+	int k;
+
+	if (!addrs || !nodes || !status)
+		return fprintf(stderr, "out of memory\n"), -1;
+	for (k = 0; k < nr_parts; k++)
+		for (off = 0; off < parts[k].len; off += MIG_PAGE_SIZE) {
+			addrs[i] = parts[k].buf + off;
+			nodes[i++] = node;
+		}
+	ret = syscall(SYS_move_pages, 0, n, addrs, nodes, status,
+		      MPOL_MF_MOVE_ALL);
+	if (ret < 0)
+		perror("move_pages(MPOL_MF_MOVE_ALL)");
+	free(addrs);
+	free(nodes);
+	free(status);
+	return ret < 0 ? -1 : 0;
+}
+
+/* The PFN of every page, one per line in hex (soft_offline_page input) */
+static int write_pfns(const char *path)
+{
+	FILE *f = fopen(path, "w");
+	uint64_t *pfns;
+	size_t i, np;
+	int k, ret = 0;
+
+	if (!f)
+		return perror(path), -1;
+	for (k = 0; k < nr_parts && !ret; k++) {
+		np = parts[k].len / MIG_PAGE_SIZE;
+		pfns = malloc(np * sizeof(*pfns));
+		ret = !pfns || region_pfns(parts[k].buf, parts[k].len,
+					   MIG_PAGE_SIZE, pfns);
+		for (i = 0; !ret && i < np; i++)
+			fprintf(f, "%#llx\n", (unsigned long long)pfns[i]);
+		free(pfns);
+	}
+	return fclose(f) || ret ? -1 : 0;
+}
+
+static int for_each_part(int advice)
+{
+	int i;
+
+	for (i = 0; i < nr_parts; i++)
+		if (madvise(parts[i].buf, parts[i].len, advice)) {
+			fprintf(stderr, "madvise(%d): %s\n", advice,
+				strerror(errno));
+			return -1;
+		}
+	return 0;
+}
+
+static int act(const char *action, int arg, int cpu, int node, long pct,
+	       long secs)
+{
+	cpu_set_t set;
+
+	if (!strcmp(action, "none"))
+		return 0;
+	if (!strcmp(action, "pin"))
+		return pin_longterm();
+	if (!strcmp(action, "soft-offline"))
+		return for_each_part(MADV_SOFT_OFFLINE);
+	if (!strcmp(action, "move"))
+		return move_all(arg);
+	if (node < 0) {
+		fprintf(stderr, "%s needs -e NODE:PCT\n", action);
+		return -1;
+	}
+	if (!strcmp(action, "until"))
+		return wait_until(node, pct, secs);
+	if (!strcmp(action, "touch")) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set))
+			return perror("sched_setaffinity"), -1;
+		return touch_until(node, pct, secs);
+	}
+	fprintf(stderr, "unknown action '%s'\n", action);
+	return -1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: pathcheck [-s MB] [-f KB,...] [-k anon|shmem] [-m] [-n NODE] [-P]\n"
+		"                 [-p FILE] [-w] [-x LO-HI] [-e NODE:PCT] [-c CPU] [-t SECS]\n"
+		"                 ACTION [NODE]\n"
+		"  -s  region size in MiB (default 64), split evenly between the folio sizes\n"
+		"  -f  folio sizes in KiB (default 4,64,2048)\n"
+		"  -k  anonymous private memory (default) or shmem (memfd)\n"
+		"  -m  mergeable: %d page contents repeated, MADV_MERGEABLE (KSM)\n"
+		"  -n  node to fill on (bound: a region larger than the node reclaims)\n"
+		"  -P  swap the region out (MADV_PAGEOUT) and read it back: swap cache\n"
+		"  -p  write the PFN of every page to FILE before the action\n"
+		"  -w  print \"ready\" and wait for a line on stdin before the action\n"
+		"  -x  PFN range [LO, HI): some pages in it before, none after\n"
+		"  -e  at least PCT%% of the pages on NODE at the end\n"
+		"  -c  CPU to read from (touch), -t seconds to wait (touch, until)\n"
+		"ACTION: none, pin, soft-offline, touch, until, move NODE\n",
+		KSM_VARIANTS);
+	exit(EXIT_SETUP);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long mb = 64, lo = 0, hi = 0, v;
+	long counts[NR_NODES + 1], before = 0, after = 0, bad, secs = 60,
+	     pct = 0;
+	const char *sizes = "4,64,2048", *action, *pfn_file = NULL;
+	int opt, shmem = 0, node = 0, cpu = 0, want = -1, pageout = 0;
+	int i, arg = -1, ok = 1, wait_line = 0;
+	char *dash, line[16];
+
+	while ((opt = getopt(argc, argv, "s:f:k:mn:Pp:wx:e:c:t:h")) != -1) {
+		switch (opt) {
+		case 's':
+			if (parse_ulong(optarg, &mb) || !mb)
+				usage();
+			break;
+		case 'f':
+			sizes = optarg;
+			break;
+		case 'k':
+			if (strcmp(optarg, "anon") && strcmp(optarg, "shmem"))
+				usage();
+			shmem = !strcmp(optarg, "shmem");
+			break;
+		case 'm':
+			mergeable = 1;
+			break;
+		case 'n':
+			node = atoi(optarg);
+			break;
+		case 'P':
+			pageout = 1;
+			break;
+		case 'p':
+			pfn_file = optarg;
+			break;
+		case 'w':
+			wait_line = 1;
+			break;
+		case 'x':
+			dash = strchr(optarg, '-');
+			if (!dash)
+				usage();
+			*dash = 0;
+			if (parse_ulong(optarg, &lo) || parse_ulong(dash + 1, &hi) ||
+			    lo >= hi)
+				usage();
+			break;
+		case 'e':
+			if (sscanf(optarg, "%d:%ld", &want, &pct) != 2 ||
+			    want < 0 || want >= NR_NODES || pct < 1 || pct > 100)
+				usage();
+			break;
+		case 'c':
+			cpu = atoi(optarg);
+			break;
+		case 't':
+			if (parse_ulong(optarg, &v))
+				usage();
+			secs = v;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind >= argc)
+		usage();
+	action = argv[optind];
+	if (!strcmp(action, "move")) {
+		if (optind + 1 >= argc)
+			usage();
+		arg = atoi(argv[optind + 1]);
+	}
+	if (make_parts(mb, sizes, shmem, node))
+		return EXIT_SETUP;
+	if (mergeable && for_each_part(MADV_MERGEABLE))
+		return EXIT_SETUP;
+	if (pageout) {
+		if (for_each_part(MADV_PAGEOUT))
+			return EXIT_SETUP;
+		for (i = 0; i < nr_parts; i++)	/* swapped in: swap cache */
+			if (verify(&parts[i]) >= 0)
+				ok = 0;
+	}
+	if (hi) {
+		before = in_pfn_range(lo, hi);
+		if (before < 0)
+			return EXIT_SETUP;
+	}
+	if (pfn_file && write_pfns(pfn_file))
+		return EXIT_SETUP;
+	if (wait_line) {
+		printf("ready\n");
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			return EXIT_SETUP;
+	}
+	if (act(action, arg, cpu, want, pct, secs))
+		return EXIT_SETUP;
+
+	for (i = 0; i < nr_parts; i++) {
+		bad = verify(&parts[i]);
+		if (bad >= 0) {
+			fprintf(stderr, "%lu KiB folios: byte %ld wrong\n",
+				parts[i].kb, bad);
+			ok = 0;
+		}
+	}
+	if (node_counts(counts))
+		return EXIT_SETUP;
+	printf("pathcheck %s: %ld MiB %s %s KiB: bytes %s; pages per node",
+	       action, total_pages() >> 8, shmem ? "shmem" : "anon", sizes,
+	       ok ? "ok" : "BAD");
+	for (i = 0; i < NR_NODES; i++)
+		if (counts[i])
+			printf(" %d:%ld", i, counts[i]);
+	if (counts[NR_NODES])
+		printf(" other:%ld", counts[NR_NODES]);
+	if (hi) {
+		after = in_pfn_range(lo, hi);
+		printf("; in PFNs %#lx-%#lx: %ld before, %ld after", lo, hi,
+		       before, after);
+		if (after)
+			ok = 0;
+	}
+	if (want >= 0 && counts[want] * 100 < pct * total_pages()) {
+		printf("; wanted %ld%% on node %d", pct, want);
+		ok = 0;
+	}
+	printf("\n");
+	if (!ok)
+		return EXIT_FAIL;
+	return hi && !before ? EXIT_SETUP : 0;
+}
