@@ -32,6 +32,11 @@ write_fails() {
 # NAME for the migrate group.
 TRACING=/sys/kernel/tracing
 events() {	# on|off EVENT...: enable (on a cleared buffer) or disable
+	# Without recording command names, enabling the first event and
+	# disabling the last one do not patch a probe into __schedule(): under
+	# QEMU's multi-threaded TCG, a vCPU running __schedule() while that
+	# code is patched has died on a stale int3 (three times so far).
+	echo 0 > $TRACING/options/record-cmd
 	v=0; [ "$1" = on ] && v=1 && : > $TRACING/trace
 	shift
 	for e in "$@"; do
@@ -77,6 +82,8 @@ orphans_gone() {	# LABEL SECS
 # ---- the kernel's own migration paths (tests 21-29) ----------------------
 # Each path runs under every migrator of PATH_MIGRATORS with only its
 # migrate reason batching; path_end prints a row of the README's table.
+# The events stay on and the batch path stays enabled from one migrator
+# to the next (fewer code patches: see events()) until path_cleanup.
 PATH_MIGRATORS=${PATH_MIGRATORS:-kernel mtcopy dcbm}
 path_begin() {	# REASON MIGRATOR
 	case $2 in
@@ -93,9 +100,6 @@ path_begin() {	# REASON MIGRATOR
 # status. The batch path must have run for REASON, with a batch of more
 # than one folio if "multi" (the path hands over lists).
 path_end() {
-	events off mm_migrate_batch_start mm_migrate_batch_copy_begin
-	echo all > $MIG/reasons
-	select_migrator none
 	starts=$(grep -c "mm_migrate_batch_start: .*reason=$2\$" $TRACING/trace)
 	largest=$(awk '/mm_migrate_batch_copy_begin:/ {
 		for (i = 1; i <= NF; i++) if ($i ~ /^folios=/) {
@@ -117,9 +121,12 @@ path_end() {
 	[ "${5:-}" != multi ] || [ "$largest" -gt 1 ] ||
 		fail "$1, $3: no batch of more than one folio"
 	[ "$(delta kept)" -eq 0 ] || fail "$1, $3: $(delta kept) destinations kept"
+	echo all > $MIG/reasons
 }
 # Unload the migrator modules the path tests loaded.
 path_cleanup() {
+	events off mm_migrate_batch_start mm_migrate_batch_copy_begin
+	select_migrator none
 	echo 64 > $MIG/mtcopy/min_batch_pages 2>/dev/null
 	for m in dcbm swdma migrate_mtcopy; do
 		! grep -q "^$m " /proc/modules || rmmod $m || fail "cannot unload $m"
