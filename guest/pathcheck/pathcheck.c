@@ -101,10 +101,10 @@ static long verify(struct part *p)
 	return -1;
 }
 
-static int make_parts(size_t mb, const char *sizes, int shmem, int node)
+static int make_parts(size_t mb, const char *sizes, int node)
 {
 	unsigned long kbs[MAX_PARTS];
-	int i, n = parse_folio_sizes(sizes, kbs, MAX_PARTS), fd = -1;
+	int i, n = parse_folio_sizes(sizes, kbs, MAX_PARTS);
 
 	if (n < 1)
 		return -1;
@@ -116,20 +116,10 @@ static int make_parts(size_t mb, const char *sizes, int shmem, int node)
 		p->len = mb * 1024 * 1024 / n / align * align;
 		if (!p->len)
 			return fprintf(stderr, "%zu MiB is too small\n", mb), -1;
-		if (shmem) {
-			if (shmem_thp_select(p->kb))
-				return -1;
-			fd = memfd_create("pathcheck", MFD_CLOEXEC);
-			if (fd < 0 || ftruncate(fd, p->len))
-				return perror("memfd"), -1;
-			p->buf = region_map(p->len, p->kb, MAP_SHARED, fd);
-			close(fd);
-		} else {
-			if (mthp_select(p->kb))
-				return -1;
-			p->buf = region_map(p->len, p->kb,
-					    MAP_PRIVATE | MAP_ANONYMOUS, -1);
-		}
+		if (mthp_select(p->kb))
+			return -1;
+		p->buf = region_map(p->len, p->kb, MAP_PRIVATE | MAP_ANONYMOUS,
+				    -1);
 		/* filled while bound: pages reclaimed meanwhile hold data */
 		if (!p->buf || bind_to_node(node))
 			return -1;
@@ -167,25 +157,34 @@ static long total_pages(void)
 	return n;
 }
 
-static long in_pfn_range(uint64_t lo, uint64_t hi)
+/* The PFN of every page of the region (0 if absent), or NULL; free() it. */
+static uint64_t *region_all_pfns(void)
 {
-	long n = 0;
-	size_t i, np;
-	uint64_t *pfns;
+	uint64_t *pfns = malloc(total_pages() * sizeof(*pfns)), *p = pfns;
 	int k;
 
-	for (k = 0; k < nr_parts; k++) {
-		np = parts[k].len / MIG_PAGE_SIZE;
-		pfns = malloc(np * sizeof(*pfns));
-		if (!pfns || region_pfns(parts[k].buf, parts[k].len,
-					 MIG_PAGE_SIZE, pfns)) {
+	if (!pfns)
+		fprintf(stderr, "out of memory for %ld PFNs\n", total_pages());
+	for (k = 0; pfns && k < nr_parts; k++) {
+		if (region_pfns(parts[k].buf, parts[k].len, MIG_PAGE_SIZE, p)) {
 			free(pfns);
-			return -1;
+			return NULL;
 		}
-		for (i = 0; i < np; i++)
-			n += pfns[i] >= lo && pfns[i] < hi;
-		free(pfns);
+		p += parts[k].len / MIG_PAGE_SIZE;
 	}
+	return pfns;
+}
+
+static long in_pfn_range(uint64_t lo, uint64_t hi)
+{
+	uint64_t *pfns = region_all_pfns();
+	long i, n = 0;
+
+	if (!pfns)
+		return -1;
+	for (i = 0; i < total_pages(); i++)
+		n += pfns[i] >= lo && pfns[i] < hi;
+	free(pfns);
 	return n;
 }
 
@@ -278,23 +277,19 @@ static int move_all(int node)
 /* The PFN of every page, one per line in hex (soft_offline_page input) */
 static int write_pfns(const char *path)
 {
-	FILE *f = fopen(path, "w");
-	uint64_t *pfns;
-	size_t i, np;
-	int k, ret = 0;
+	uint64_t *pfns = region_all_pfns();
+	FILE *f;
+	long i;
 
-	if (!f)
+	if (!pfns)
+		return -1;
+	f = fopen(path, "w");
+	for (i = 0; f && i < total_pages(); i++)
+		fprintf(f, "%#llx\n", (unsigned long long)pfns[i]);
+	free(pfns);
+	if (!f || fclose(f))
 		return perror(path), -1;
-	for (k = 0; k < nr_parts && !ret; k++) {
-		np = parts[k].len / MIG_PAGE_SIZE;
-		pfns = malloc(np * sizeof(*pfns));
-		ret = !pfns || region_pfns(parts[k].buf, parts[k].len,
-					   MIG_PAGE_SIZE, pfns);
-		for (i = 0; !ret && i < np; i++)
-			fprintf(f, "%#llx\n", (unsigned long long)pfns[i]);
-		free(pfns);
-	}
-	return fclose(f) || ret ? -1 : 0;
+	return 0;
 }
 
 static int for_each_part(int advice)
@@ -343,12 +338,11 @@ static int act(const char *action, int arg, int cpu, int node, long pct,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pathcheck [-s MB] [-f KB,...] [-k anon|shmem] [-m] [-n NODE] [-P]\n"
+		"usage: pathcheck [-s MB] [-f KB,...] [-m] [-n NODE] [-P]\n"
 		"                 [-p FILE] [-w] [-x LO-HI] [-e NODE:PCT] [-c CPU] [-t SECS]\n"
 		"                 ACTION [NODE]\n"
 		"  -s  region size in MiB (default 64), split evenly between the folio sizes\n"
 		"  -f  folio sizes in KiB (default 4,64,2048)\n"
-		"  -k  anonymous private memory (default) or shmem (memfd)\n"
 		"  -m  mergeable: %d page contents repeated, MADV_MERGEABLE (KSM)\n"
 		"  -n  node to fill on (bound: a region larger than the node reclaims)\n"
 		"  -P  swap the region out (MADV_PAGEOUT) and read it back: swap cache\n"
@@ -368,11 +362,11 @@ int main(int argc, char **argv)
 	long counts[NR_NODES + 1], before = 0, after = 0, bad, secs = 60,
 	     pct = 0;
 	const char *sizes = "4,64,2048", *action, *pfn_file = NULL;
-	int opt, shmem = 0, node = 0, cpu = 0, want = -1, pageout = 0;
+	int opt, node = 0, cpu = 0, want = -1, pageout = 0;
 	int i, arg = -1, ok = 1, wait_line = 0;
 	char *dash, line[16];
 
-	while ((opt = getopt(argc, argv, "s:f:k:mn:Pp:wx:e:c:t:h")) != -1) {
+	while ((opt = getopt(argc, argv, "s:f:mn:Pp:wx:e:c:t:h")) != -1) {
 		switch (opt) {
 		case 's':
 			if (parse_ulong(optarg, &mb) || !mb)
@@ -380,11 +374,6 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			sizes = optarg;
-			break;
-		case 'k':
-			if (strcmp(optarg, "anon") && strcmp(optarg, "shmem"))
-				usage();
-			shmem = !strcmp(optarg, "shmem");
 			break;
 		case 'm':
 			mergeable = 1;
@@ -435,7 +424,7 @@ int main(int argc, char **argv)
 			usage();
 		arg = atoi(argv[optind + 1]);
 	}
-	if (make_parts(mb, sizes, shmem, node))
+	if (make_parts(mb, sizes, node))
 		return EXIT_SETUP;
 	if (mergeable && for_each_part(MADV_MERGEABLE))
 		return EXIT_SETUP;
@@ -472,9 +461,8 @@ int main(int argc, char **argv)
 	}
 	if (node_counts(counts))
 		return EXIT_SETUP;
-	printf("pathcheck %s: %ld MiB %s %s KiB: bytes %s; pages per node",
-	       action, total_pages() >> 8, shmem ? "shmem" : "anon", sizes,
-	       ok ? "ok" : "BAD");
+	printf("pathcheck %s: %ld MiB of %s KiB folios: bytes %s; pages per node",
+	       action, total_pages() >> 8, sizes, ok ? "ok" : "BAD");
 	for (i = 0; i < NR_NODES; i++)
 		if (counts[i])
 			printf(" %d:%ld", i, counts[i]);
