@@ -632,6 +632,20 @@ static const char *check_block(const uint64_t *pm, size_t per, uint64_t *kf,
 	return check_block_flags(kf, per, hugetlb);
 }
 
+/*
+ * Has block @b (of @per pages) moved since @pm was read?  Then the flags
+ * read for it were another folio's (compaction ran meanwhile): @pm is
+ * updated for another look.
+ */
+static int block_moved(void *buf, uint64_t *pm, size_t b, size_t per)
+{
+	uint64_t pfn = pm[b] & PM_PFN_MASK;
+
+	return !read_entries(pagemap_fd, pm + b, per,
+			     (uintptr_t)buf / MIG_PAGE_SIZE + b) &&
+	       (pm[b] & PM_PFN_MASK) != pfn;
+}
+
 static int check_size(void *buf, size_t len, unsigned long kb, int hugetlb)
 {
 	size_t per = kb / 4, npages = len / MIG_PAGE_SIZE, b;
@@ -660,9 +674,12 @@ static int check_size(void *buf, size_t len, unsigned long kb, int hugetlb)
 	}
 	for (b = 0; b < npages; b += per) {
 		const char *why;
+		int tries = 3;
 
-		kf[0] = 0;
-		why = check_block(pm + b, per, kf, hugetlb);
+		do {
+			kf[0] = 0;
+			why = check_block(pm + b, per, kf, hugetlb);
+		} while (why && --tries && block_moved(buf, pm, b, per));
 		if (why) {
 			fprintf(stderr, "folio check: block %zu (addr %p, pfn %#llx, flags %#llx) is not one %lu KiB folio: %s\n",
 				b / per, (char *)buf + b * MIG_PAGE_SIZE,

@@ -13,7 +13,7 @@
  *   none          nothing more (the fill or the caller did it)
  *   pin           pin the region long-term (FOLL_LONGTERM, through
  *                 /sys/kernel/debug/gup_test): pages in ZONE_MOVABLE or
- *                 CMA are migrated out first
+ *                 CMA are migrated out first; -x is checked while pinned
  *   soft-offline  madvise(MADV_SOFT_OFFLINE) on every page
  *   touch         read the region from CPU -c until -e is met or -t
  *                 seconds pass (NUMA balancing promotion)
@@ -57,13 +57,13 @@
 #endif
 
 /* mm/gup_test.h */
-struct gup_test {
-	uint64_t get_delta_usec, put_delta_usec, addr, size;
-	uint32_t nr_pages_per_call, gup_flags, test_flags;
-	uint32_t which_pages[8];
+struct pin_longterm_test {
+	uint64_t addr, size;
+	uint32_t flags;
 };
-#define PIN_LONGTERM_BENCHMARK	_IOWR('g', 3, struct gup_test)
-#define FOLL_WRITE		0x01
+#define PIN_LONGTERM_TEST_START	_IOW('g', 7, struct pin_longterm_test)
+#define PIN_LONGTERM_TEST_STOP	_IO('g', 8)
+#define PIN_LONGTERM_TEST_FLAG_USE_WRITE	1
 
 struct part {
 	char *buf;
@@ -175,16 +175,33 @@ static uint64_t *region_all_pfns(void)
 	return pfns;
 }
 
-static long in_pfn_range(uint64_t lo, uint64_t hi)
+/* Pages of @p whose PFN is in [lo, hi), or -1 */
+static long part_in_range(struct part *p, uint64_t lo, uint64_t hi)
 {
-	uint64_t *pfns = region_all_pfns();
-	long i, n = 0;
+	long i, n = 0, nr = p->len / MIG_PAGE_SIZE;
+	uint64_t *pfns = malloc(nr * sizeof(*pfns));
 
-	if (!pfns)
+	if (!pfns || region_pfns(p->buf, p->len, MIG_PAGE_SIZE, pfns)) {
+		free(pfns);
 		return -1;
-	for (i = 0; i < total_pages(); i++)
+	}
+	for (i = 0; i < nr; i++)
 		n += pfns[i] >= lo && pfns[i] < hi;
 	free(pfns);
+	return n;
+}
+
+static long in_pfn_range(uint64_t lo, uint64_t hi)
+{
+	long n = 0, k;
+	int i;
+
+	for (i = 0; i < nr_parts; i++) {
+		k = part_in_range(&parts[i], lo, hi);
+		if (k < 0)
+			return -1;
+		n += k;
+	}
 	return n;
 }
 
@@ -225,26 +242,37 @@ static int wait_until(int node, long pct, long secs)
 	return 0;
 }
 
-static int pin_longterm(void)
+/*
+ * Pin each part long-term (PIN_LONGTERM_TEST_START keeps the pins until
+ * STOP; it fails if the kernel cannot migrate a page out) and count its
+ * pages in [lo, hi) while they are pinned: that is the promise.  Once
+ * unpinned, pages may come back (khugepaged collapses into new THPs).
+ */
+static long pin_longterm(uint64_t lo, uint64_t hi)
 {
-	int fd = open("/sys/kernel/debug/gup_test", O_RDWR), i, ret = 0;
-	struct gup_test g;
+	int fd = open("/sys/kernel/debug/gup_test", O_RDWR), i;
+	struct pin_longterm_test t;
+	long n, in_range = 0;
 
 	if (fd < 0)
 		return perror("/sys/kernel/debug/gup_test"), -1;
-	for (i = 0; i < nr_parts && !ret; i++) {
-		memset(&g, 0, sizeof(g));
-		g.addr = (uintptr_t)parts[i].buf;
-		g.size = parts[i].len;
-		g.nr_pages_per_call = parts[i].len / MIG_PAGE_SIZE;
-		g.gup_flags = FOLL_WRITE;
-		if (ioctl(fd, PIN_LONGTERM_BENCHMARK, &g)) {
-			perror("gup_test PIN_LONGTERM_BENCHMARK");
-			ret = -1;
+	for (i = 0; i < nr_parts && in_range >= 0; i++) {
+		t.addr = (uintptr_t)parts[i].buf;
+		t.size = parts[i].len;
+		t.flags = PIN_LONGTERM_TEST_FLAG_USE_WRITE;
+		if (ioctl(fd, PIN_LONGTERM_TEST_START, &t)) {
+			fprintf(stderr, "pin %lu KiB folios long-term: %s\n",
+				parts[i].kb, strerror(errno));
+			in_range = -1;
+			break;
 		}
+		n = part_in_range(&parts[i], lo, hi);
+		in_range = n < 0 ? -1 : in_range + n;
+		if (ioctl(fd, PIN_LONGTERM_TEST_STOP))
+			in_range = -1;
 	}
 	close(fd);
-	return ret;
+	return in_range;
 }
 
 /* move_pages() with MPOL_MF_MOVE_ALL: also pages mapped more than once */
@@ -310,10 +338,8 @@ static int act(const char *action, int arg, int cpu, int node, long pct,
 {
 	cpu_set_t set;
 
-	if (!strcmp(action, "none"))
-		return 0;
-	if (!strcmp(action, "pin"))
-		return pin_longterm();
+	if (!strcmp(action, "none") || !strcmp(action, "pin"))
+		return 0;	/* pin: done in main(), which has the range */
 	if (!strcmp(action, "soft-offline"))
 		return for_each_part(MADV_SOFT_OFFLINE);
 	if (!strcmp(action, "move"))
@@ -363,7 +389,7 @@ int main(int argc, char **argv)
 	     pct = 0;
 	const char *sizes = "4,64,2048", *action, *pfn_file = NULL;
 	int opt, node = 0, cpu = 0, want = -1, pageout = 0;
-	int i, arg = -1, ok = 1, wait_line = 0;
+	int i, arg = -1, ok = 1, wait_line = 0, pinned;
 	char *dash, line[16];
 
 	while ((opt = getopt(argc, argv, "s:f:mn:Pp:wx:e:c:t:h")) != -1) {
@@ -450,6 +476,16 @@ int main(int argc, char **argv)
 	}
 	if (act(action, arg, cpu, want, pct, secs))
 		return EXIT_SETUP;
+	pinned = !strcmp(action, "pin");
+	if (pinned) {
+		if (!hi) {
+			fprintf(stderr, "pin needs -x LO-HI\n");
+			return EXIT_SETUP;
+		}
+		after = pin_longterm(lo, hi);
+		if (after < 0)
+			return EXIT_FAIL;
+	}
 
 	for (i = 0; i < nr_parts; i++) {
 		bad = verify(&parts[i]);
@@ -469,9 +505,10 @@ int main(int argc, char **argv)
 	if (counts[NR_NODES])
 		printf(" other:%ld", counts[NR_NODES]);
 	if (hi) {
-		after = in_pfn_range(lo, hi);
-		printf("; in PFNs %#lx-%#lx: %ld before, %ld after", lo, hi,
-		       before, after);
+		if (!pinned)
+			after = in_pfn_range(lo, hi);
+		printf("; in PFNs %#lx-%#lx: %ld before, %ld %s", lo, hi,
+		       before, after, pinned ? "while pinned" : "after");
 		if (after)
 			ok = 0;
 	}
