@@ -2,7 +2,8 @@
 # make test: build the patched kernel (debug config), boot it with 4 vCPUs,
 # run every guest test but dcbm's integrity matrix, and judge the kernel
 # log; then boot it again with swiotlb=force for dcbm's integrity matrix
-# and its untrusted-provider test.
+# and its untrusted-provider test, and with isolcpus= for mtcopy's
+# placement test.
 #   TESTS="10-migbench-verify ..."  run only these guest tests (one boot)
 # Last line: "N passed, N failed"; exit status non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
@@ -87,6 +88,8 @@ fi
 # confidential-computing guests (segments capped at dma_max_mapping_size()).
 # shellcheck disable=SC2086
 [ -n "${TESTS:-}" ] || boot test-swiotlb "swiotlb=force" $swiotlb_tests
+# The last CPU isolated: mtcopy's workers must stay off it.
+[ -n "${TESTS:-}" ] || boot test-isolcpus "isolcpus=$((${GUEST_CPUS:-4} - 1))" 93-mtcopy-placement
 
 summary="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && summary="$summary, $skipped skipped"
