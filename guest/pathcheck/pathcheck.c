@@ -20,6 +20,9 @@
  *   until         wait until -e is met or -t seconds pass (DAMON)
  *   move NODE     move_pages(MPOL_MF_MOVE_ALL) the region to NODE (swap
  *                 cache, KSM pages mapped more than once)
+ *   migrate NODE  migrate_pages(2) of the whole task to NODE: all its
+ *                 folios in one list, so batches of several large folios
+ *                 (move_pages() given every page migrates one at a time)
  *
  * Checks: every byte; with -e NODE:PCT at least PCT% of the pages on NODE;
  * with -x LO-HI (PFNs) some pages in that range before the action and none
@@ -157,35 +160,30 @@ static long total_pages(void)
 	return n;
 }
 
-/* The PFN of every page of the region (0 if absent), or NULL; free() it. */
-static uint64_t *region_all_pfns(void)
+/* The PFN of every page of @p (0 if absent), or NULL; free() it. */
+static uint64_t *part_pfns(const struct part *p)
 {
-	uint64_t *pfns = malloc(total_pages() * sizeof(*pfns)), *p = pfns;
-	int k;
+	uint64_t *pfns = malloc(p->len / MIG_PAGE_SIZE * sizeof(*pfns));
 
 	if (!pfns)
-		fprintf(stderr, "out of memory for %ld PFNs\n", total_pages());
-	for (k = 0; pfns && k < nr_parts; k++) {
-		if (region_pfns(parts[k].buf, parts[k].len, MIG_PAGE_SIZE, p)) {
-			free(pfns);
-			return NULL;
-		}
-		p += parts[k].len / MIG_PAGE_SIZE;
+		fprintf(stderr, "out of memory for %zu PFNs\n",
+			p->len / MIG_PAGE_SIZE);
+	else if (region_pfns(p->buf, p->len, MIG_PAGE_SIZE, pfns)) {
+		free(pfns);
+		pfns = NULL;
 	}
 	return pfns;
 }
 
 /* Pages of @p whose PFN is in [lo, hi), or -1 */
-static long part_in_range(struct part *p, uint64_t lo, uint64_t hi)
+static long part_in_range(const struct part *p, uint64_t lo, uint64_t hi)
 {
-	long i, n = 0, nr = p->len / MIG_PAGE_SIZE;
-	uint64_t *pfns = malloc(nr * sizeof(*pfns));
+	uint64_t *pfns = part_pfns(p);
+	long i, n = 0;
 
-	if (!pfns || region_pfns(p->buf, p->len, MIG_PAGE_SIZE, pfns)) {
-		free(pfns);
+	if (!pfns)
 		return -1;
-	}
-	for (i = 0; i < nr; i++)
+	for (i = 0; i < (long)(p->len / MIG_PAGE_SIZE); i++)
 		n += pfns[i] >= lo && pfns[i] < hi;
 	free(pfns);
 	return n;
@@ -302,19 +300,35 @@ static int move_all(int node)
 	return ret < 0 ? -1 : 0;
 }
 
+/* migrate_pages(2): every page of the task on another node to @node */
+static int migrate_task(int node)
+{
+	unsigned long from = ((1UL << NR_NODES) - 1) & ~(1UL << node);
+	unsigned long to = 1UL << node;
+
+	if (syscall(SYS_migrate_pages, 0, NR_NODES + 1, &from, &to) < 0)
+		return perror("migrate_pages"), -1;
+	return 0;
+}
+
 /* The PFN of every page, one per line in hex (soft_offline_page input) */
 static int write_pfns(const char *path)
 {
-	uint64_t *pfns = region_all_pfns();
-	FILE *f;
-	long i;
+	FILE *f = fopen(path, "w");
+	uint64_t *pfns;
+	size_t i;
+	int k;
 
-	if (!pfns)
-		return -1;
-	f = fopen(path, "w");
-	for (i = 0; f && i < total_pages(); i++)
-		fprintf(f, "%#llx\n", (unsigned long long)pfns[i]);
-	free(pfns);
+	for (k = 0; f && k < nr_parts; k++) {
+		pfns = part_pfns(&parts[k]);
+		if (!pfns) {
+			fclose(f);
+			return -1;
+		}
+		for (i = 0; i < parts[k].len / MIG_PAGE_SIZE; i++)
+			fprintf(f, "%#llx\n", (unsigned long long)pfns[i]);
+		free(pfns);
+	}
 	if (!f || fclose(f))
 		return perror(path), -1;
 	return 0;
@@ -344,6 +358,8 @@ static int act(const char *action, int arg, int cpu, int node, long pct,
 		return for_each_part(MADV_SOFT_OFFLINE);
 	if (!strcmp(action, "move"))
 		return move_all(arg);
+	if (!strcmp(action, "migrate"))
+		return migrate_task(arg);
 	if (node < 0) {
 		fprintf(stderr, "%s needs -e NODE:PCT\n", action);
 		return -1;
@@ -377,7 +393,8 @@ static void usage(void)
 		"  -x  PFN range [LO, HI): some pages in it before, none after\n"
 		"  -e  at least PCT%% of the pages on NODE at the end\n"
 		"  -c  CPU to read from (touch), -t seconds to wait (touch, until)\n"
-		"ACTION: none, pin, soft-offline, touch, until, move NODE\n",
+		"ACTION: none, pin, soft-offline, touch, until, move NODE,\n"
+		"        migrate NODE\n",
 		KSM_VARIANTS);
 	exit(EXIT_SETUP);
 }
@@ -445,7 +462,7 @@ int main(int argc, char **argv)
 	if (optind >= argc)
 		usage();
 	action = argv[optind];
-	if (!strcmp(action, "move")) {
+	if (!strcmp(action, "move") || !strcmp(action, "migrate")) {
 		if (optind + 1 >= argc)
 			usage();
 		arg = atoi(argv[optind + 1]);

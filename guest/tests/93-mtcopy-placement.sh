@@ -17,41 +17,41 @@ echo 1 > $MIG/mtcopy/min_batch_pages
 select_migrator mtcopy
 
 # works_on CPUS: move 32 MiB (64K and 2M folios, node 0 to 1) with the task
-# confined to CPUS; prints the CPUs the mtcopy works ran on, one per line
+# confined to CPUS; /tmp/works gets the CPU of each mtcopy work that ran
 works_on() {
 	snap
 	events on workqueue/workqueue_execute_start
-	taskset -c "$1" pathcheck -n 0 -s 32 -f 64,2048 -e 1:100 move 1 >&2 ||
+	taskset -c "$1" pathcheck -n 0 -s 32 -f 64,2048 -e 1:100 move 1 ||
 		fail "task on CPUs $1: data check failed"
 	events off workqueue/workqueue_execute_start
 	[ "$(delta folios)" -gt 0 ] || fail "task on CPUs $1: mtcopy copied nothing"
 	awk '/function mtcopy_work_fn/ { if (match($0, /\[[0-9]+\]/))
-		print substr($0, RSTART + 1, RLENGTH - 2) + 0 }' $TRACING/trace
+		print substr($0, RSTART + 1, RLENGTH - 2) + 0 }' $TRACING/trace > /tmp/works
 }
-# in_list CPU LIST: is CPU in the comma-separated LIST?
-in_list() { case ",$2," in *",$1,"*) return 0 ;; esac; return 1; }
+# check_works TASK_CPUS: every work ran on one of them and not on an isolated CPU
+check_works() {
+	for c in $(sort -u /tmp/works); do
+		case ",$1," in *",$c,"*) ;; *) fail "task on CPUs $1: a work ran on CPU $c" ;; esac
+		case ",$isolated," in *",$c,"*) fail "a work ran on isolated CPU $c" ;; esac
+	done
+}
 
 # All CPUs allowed: workers run, never on an isolated CPU.
 all=$(seq -s, 0 $last)
-cpus=$(works_on "$all" | sort -n | uniq -c | awk '{ printf "%s%s:%s", s, $2, $1; s = " " }')
-echo "task on CPUs $all: works per CPU: ${cpus:-none}"
-[ -n "$cpus" ] || fail "task on CPUs $all: no mtcopy work ran"
-for c in $cpus; do
-	! in_list "${c%%:*}" "$isolated" || fail "a work ran on isolated CPU ${c%%:*}"
-done
+works_on "$all"
+echo "task on CPUs $all: works per CPU: $(sort -n /tmp/works | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')"
+[ -s /tmp/works ] || fail "task on CPUs $all: no mtcopy work ran"
+check_works "$all"
 
 # Confined to CPUs 0 and 1: works only there (the task is on one of them).
-cpus=$(works_on 0,1 | sort -u | tr '\n' ' ')
-echo "task on CPUs 0,1: works on CPUs: ${cpus:-none}"
-for c in $cpus; do
-	in_list "$c" 0,1 || fail "task on CPUs 0,1: a work ran on CPU $c"
-	! in_list "$c" "$isolated" || fail "a work ran on isolated CPU $c"
-done
+works_on 0,1
+echo "task on CPUs 0,1: works on CPUs: $(sort -u /tmp/works | tr '\n' ' ')"
+check_works 0,1
 
 # Confined to one CPU: the task copies alone, no work at all.
-cpus=$(works_on 0 | sort -u | tr '\n' ' ')
-echo "task on CPU 0: works on CPUs: ${cpus:-none}"
-[ -z "$cpus" ] || fail "task on CPU 0 alone: works ran on CPUs $cpus"
+works_on 0
+echo "task on CPU 0: works on CPUs: $(sort -u /tmp/works | tr '\n' ' ')"
+[ ! -s /tmp/works ] || fail "task on CPU 0 alone: works ran"
 
 select_migrator none
 echo 64 > $MIG/mtcopy/min_batch_pages
