@@ -1,33 +1,58 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rthog CPU SECS - a SCHED_FIFO busy loop on CPU for SECS seconds: nothing
- * else of lower priority runs there meanwhile (with RT throttling off,
- * /proc/sys/kernel/sched_rt_runtime_us = -1). busybox has no chrt.
+ * Real-time tasks for the tests (busybox has no chrt):
+ *   rthog CPU SECS           a SCHED_FIFO (priority 50) busy loop on CPU for
+ *                            SECS seconds: nothing of lower priority runs
+ *                            there meanwhile, with RT throttling and the
+ *                            fair server off
+ *   rthog -r PRIO CMD ARG..  run CMD with SCHED_FIFO priority PRIO
  */
 #define _GNU_SOURCE
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "migutil.h"
 
+#define HOG_PRIO	50
+
+static int set_fifo(int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+
+	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+		perror("rthog: sched_setscheduler");
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct sched_param sp = { .sched_priority = 50 };
 	uint64_t end;
 	cpu_set_t set;
 
+	if (argc >= 4 && !strcmp(argv[1], "-r")) {
+		if (set_fifo(atoi(argv[2])))
+			return 2;
+		execvp(argv[3], argv + 3);
+		perror(argv[3]);
+		return 2;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: rthog CPU SECS\n");
+		fprintf(stderr, "usage: rthog CPU SECS | rthog -r PRIO CMD [ARG...]\n");
 		return 2;
 	}
 	CPU_ZERO(&set);
 	CPU_SET(atoi(argv[1]), &set);
-	if (sched_setaffinity(0, sizeof(set), &set) ||
-	    sched_setscheduler(0, SCHED_FIFO, &sp)) {
-		perror("rthog");
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		perror("rthog: sched_setaffinity");
 		return 2;
 	}
+	if (set_fifo(HOG_PRIO))
+		return 2;
 	end = now_ns() + strtoull(argv[2], NULL, 0) * 1000000000ULL;
 	while (now_ns() < end)
 		;
