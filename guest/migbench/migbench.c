@@ -323,13 +323,15 @@ static int verify_region(const struct move_plan *mp, void *buf, int node,
 }
 
 /*
- * CPU time around a move: this thread's user and system time (an offloading
- * migrator that charges its helpers to the migrating task adds theirs), and
- * the time of every other thread: the copy engine's (-e) apart from the
+ * CPU time around a move: this process's user and system time (an
+ * offloading migrator that charges its helpers to the migrating process adds
+ * theirs), this thread's own CPU clock (the time the scheduler saw it run),
+ * and the time of every other thread: the copy engine's (-e) apart from the
  * rest (kworkers, mtcopy's workers, ...).
  */
 struct cpu_times {
-	double utime, stime;	/* this thread */
+	double utime, stime;	/* this process (one thread while it moves) */
+	double thread;		/* CLOCK_THREAD_CPUTIME_ID */
 	double helpers, engine;	/* all other threads */
 };
 
@@ -385,9 +387,13 @@ static void own_times(struct cpu_times *t)
 {
 	struct rusage ru;
 
-	getrusage(RUSAGE_THREAD, &ru);
+	struct timespec ts;
+
+	getrusage(RUSAGE_SELF, &ru);
 	t->utime = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6;
 	t->stime = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	t->thread = ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* @sum += @after - @before */
@@ -396,6 +402,7 @@ static void cpu_add_delta(struct cpu_times *sum, const struct cpu_times *before,
 {
 	sum->utime += after->utime - before->utime;
 	sum->stime += after->stime - before->stime;
+	sum->thread += after->thread - before->thread;
 	sum->helpers += after->helpers - before->helpers;
 	sum->engine += after->engine - before->engine;
 }
@@ -487,7 +494,7 @@ static double total_seconds(const struct move_plan *mp, const double *v, int n)
 }
 
 static void print_move(const struct opts *o, const struct move_plan *mp,
-		       double *v, int ok, double stime)
+		       double *v, int ok, const struct cpu_times *cpu)
 {
 	double med = ok ? median(v, o->reps) : 0;
 
@@ -509,9 +516,10 @@ static void print_move(const struct opts *o, const struct move_plan *mp,
 		       plan_folios_per_call(mp), plan_pages_per_call(mp),
 		       mp->step / 1024, o->reps);
 		if (ok)
-			printf("\"gbps\":%.3f,\"gbps_min\":%.3f,\"gbps_max\":%.3f,\"move_s\":%.6f,\"move_stime_s\":%.6f,\"verified\":true}\n",
+			printf("\"gbps\":%.3f,\"gbps_min\":%.3f,\"gbps_max\":%.3f,\"move_s\":%.6f,"
+			       "\"move_utime_s\":%.6f,\"move_stime_s\":%.6f,\"move_thread_s\":%.6f,\"verified\":true}\n",
 			       med, v[0], v[o->reps - 1], total_seconds(mp, v, o->reps),
-			       stime);
+			       cpu->utime, cpu->stime, cpu->thread);
 		else
 			printf("\"gbps\":null,\"gbps_min\":null,\"gbps_max\":null,\"verified\":false}\n");
 	}
@@ -527,7 +535,7 @@ static void print_move(const struct opts *o, const struct move_plan *mp,
  * forth would time 4K folios from the second rep on.
  */
 static int bench_rep(const struct opts *o, const struct move_plan *mp,
-		     int rep, double *out, unsigned long *busy, double *stime)
+		     int rep, double *out, unsigned long *busy, struct cpu_times *sum)
 {
 	uint64_t seed = seed_for(mp->kb, rep), ns;
 	struct cpu_times cost = { 0 };
@@ -544,22 +552,23 @@ static int bench_rep(const struct opts *o, const struct move_plan *mp,
 	if (!ns)
 		return EXIT_VERIFY;
 	*out = gbps(mp->len, ns);
-	*stime += cost.stime;
+	cpu_add_delta(sum, &(struct cpu_times){ 0 }, &cost);
 	fprintf(stderr, "  %lu KiB rep %d: %.3f GB/s (%.3f ms)\n",
 		mp->kb, rep, *out, ns / 1e6);
 	if (o->json)
 		printf("{\"type\":\"rep\",\"folio_kb\":%lu,\"total_mb\":%lu,\"folios_per_call\":%g,"
 		       "\"rep\":%d,\"calls\":%lu,\"move_s\":%.6f,\"gbps\":%.4f,\"utime_s\":%.6f,"
-		       "\"stime_s\":%.6f,\"helpers_s\":%.3f,\"engine_s\":%.3f}\n",
+		       "\"stime_s\":%.6f,\"thread_s\":%.6f,\"helpers_s\":%.3f,\"engine_s\":%.3f}\n",
 		       mp->kb, o->size_mb, plan_folios_per_call(mp), rep, calls,
-		       ns / 1e9, *out, cost.utime, cost.stime, cost.helpers,
-		       cost.engine);
+		       ns / 1e9, *out, cost.utime, cost.stime, cost.thread,
+		       cost.helpers, cost.engine);
 	return 0;
 }
 
 static int bench_size(const struct opts *o, unsigned long kb)
 {
-	double v[MAX_REPS], stime = 0;
+	struct cpu_times cpu = { 0 };
+	double v[MAX_REPS];
 	struct move_plan mp;
 	unsigned long busy = 0;
 	int rep, err = 0;
@@ -568,13 +577,13 @@ static int bench_size(const struct opts *o, unsigned long kb)
 	fprintf(stderr, "migbench: %lu KiB folios, %lu MiB, node %d -> %d, %lu addresses per call\n",
 		kb, o->size_mb, o->from, o->to, mp.per_call);
 	for (rep = 0; rep < o->reps && !err; rep++)
-		err = bench_rep(o, &mp, rep, &v[rep], &busy, &stime);
+		err = bench_rep(o, &mp, rep, &v[rep], &busy, &cpu);
 	if (busy)
 		fprintf(stderr, "  note: %lu pages reported -EBUSY but were moved with their folio\n",
 			busy);
 	if (err == EXIT_SETUP)
 		return err;
-	print_move(o, &mp, v, !err, stime);
+	print_move(o, &mp, v, !err, &cpu);
 	return err;
 }
 

@@ -2,8 +2,8 @@
 # mtcopy's workers run only on CPUs the migrating task may use and that are
 # housekeeping CPUs: the workqueue tracepoint shows where each mtcopy work
 # ran. Runs in the main boot and in the isolcpus= boot (test.sh), where the
-# last CPU is isolated. busybox has no cpuset tools (and the test kernel no
-# CONFIG_CPUSETS): confinement is by sched_setaffinity() (taskset).
+# last CPU is isolated. The task is confined by sched_setaffinity() (taskset)
+# and by a cgroup v2 cpuset.
 . /opt/mig/tests/lib.sh
 
 ncpus=$(nproc --all)
@@ -16,13 +16,17 @@ echo $ncpus > $MIG/mtcopy/threads
 echo 1 > $MIG/mtcopy/min_batch_pages
 select_migrator mtcopy
 
-# works_on CPUS: move 32 MiB (64K and 2M folios, node 0 to 1) with the task
-# confined to CPUS; /tmp/works gets the CPU of each mtcopy work that ran
+# works_on CPUS [CPUSET]: move 32 MiB (64K and 2M folios, node 0 to 1) with
+# the task confined to CPUS by its affinity, or by the cgroup CPUSET whose
+# cpuset.cpus they are; /tmp/works gets the CPU of each mtcopy work that ran
 works_on() {
 	snap
 	events on workqueue/workqueue_execute_start
-	taskset -c "$1" pathcheck -n 0 -s 32 -f 64,2048 -e 1:100 move 1 ||
-		fail "task on CPUs $1: data check failed"
+	if [ -n "${2:-}" ]; then
+		in_cgroups "$2" -- pathcheck -n 0 -s 32 -f 64,2048 -e 1:100 move 1
+	else
+		taskset -c "$1" pathcheck -n 0 -s 32 -f 64,2048 -e 1:100 move 1
+	fi || fail "task on CPUs $1: data check failed"
 	events off workqueue/workqueue_execute_start
 	[ "$(delta folios)" -gt 0 ] || fail "task on CPUs $1: mtcopy copied nothing"
 	awk '/function mtcopy_work_fn/ { if (match($0, /\[[0-9]+\]/))
@@ -47,6 +51,15 @@ check_works "$all"
 works_on 0,1
 echo "task on CPUs 0,1: works on CPUs: $(sort -u /tmp/works | tr '\n' ' ')"
 check_works 0,1
+
+# In a cpuset of CPUs 1 and 2 (its affinity mask allows all): works only there.
+cs=$(cgroup_new mig93 cpuset) && echo 1-2 > "$cs/cpuset.cpus" ||
+	fail "cannot create a cpuset of CPUs 1-2"
+works_on 1,2 "$cs"
+echo "task in cpuset 1-2: works on CPUs: $(sort -u /tmp/works | tr '\n' ' ')"
+[ -s /tmp/works ] || [ "$isolated" = 2 ] || fail "task in cpuset 1-2: no mtcopy work ran"
+check_works 1,2
+rmdir "$cs"
 
 # Confined to one CPU: the task copies alone, no work at all.
 works_on 0

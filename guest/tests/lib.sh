@@ -160,3 +160,21 @@ held_finish() {
 	grep -v '^ready$' /tmp/pc.out
 	return $hrc
 }
+
+# cgroup v2 at /sys/fs/cgroup. cgroup_new NAME [CONTROLLER...]: a fresh
+# child of the root with those controllers enabled; prints its path.
+CGROUP=/sys/fs/cgroup
+cgroup_new() {
+	name=$1; shift
+	grep -q " $CGROUP cgroup2 " /proc/mounts || mount -t cgroup2 none $CGROUP || return 1
+	for c in "$@"; do echo "+$c" > $CGROUP/cgroup.subtree_control || return 1; done
+	rmdir $CGROUP/$name 2>/dev/null
+	mkdir $CGROUP/$name && echo $CGROUP/$name
+}
+# in_cgroups DIR... -- CMD...: run CMD as a member of each cgroup DIR
+in_cgroups() {
+	sh -c 'while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done
+	       shift; exec "$@"' sh "$@"
+}
+# cpu_stat DIR FIELD: a field of DIR/cpu.stat (microseconds)
+cpu_stat() { awk -v f="$2" '$1 == f { print $2 }' "$1/cpu.stat"; }
