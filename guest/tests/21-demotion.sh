@@ -12,6 +12,12 @@ echo "memory tiers: $(for t in $T/memory_tier*; do printf '%s=%s ' $(basename $t
 [ "${lower#* }" = 2 ] || { fail "node 2 is not alone in the lowest tier"; finish; }
 
 echo true > /sys/kernel/mm/numa/demotion_enabled
+# kswapd wakes at the low watermark and direct reclaim starts at min: a wide
+# gap (1% of the node's memory by default) lets kswapd, which the filling
+# task can outrun under TCG, take part in every run (once, for the kernel
+# migrator, it demoted nothing: all was direct reclaim).
+wsf=$(cat /proc/sys/vm/watermark_scale_factor)
+echo 1000 > /proc/sys/vm/watermark_scale_factor
 for m in $PATH_MIGRATORS; do
 	path_begin demotion $m || continue
 	free=$(node_meminfo 1 MemFree)
@@ -23,5 +29,6 @@ for m in $PATH_MIGRATORS; do
 	path_end demotion demotion $m $rc multi
 done
 echo false > /sys/kernel/mm/numa/demotion_enabled
+echo "$wsf" > /proc/sys/vm/watermark_scale_factor
 path_cleanup
 finish
