@@ -2,8 +2,8 @@
 # make test: build the patched kernel (debug config), boot it with 4 vCPUs,
 # run every guest test but dcbm's integrity matrix, and judge the kernel
 # log; then boot it again with swiotlb=force for dcbm's integrity matrix
-# and its untrusted-provider test, and with isolcpus= for mtcopy's
-# placement test.
+# and its untrusted-provider test, and with isolcpus= and nohz_full= for
+# mtcopy's placement test.
 #   TESTS="10-migbench-verify ..."  run only these guest tests (one boot)
 # Last line: "N passed, N failed"; exit status non-zero on any failure.
 . "$(dirname "$0")/lib.sh"
@@ -88,8 +88,11 @@ fi
 # confidential-computing guests (segments capped at dma_max_mapping_size()).
 # shellcheck disable=SC2086
 [ -n "${TESTS:-}" ] || boot test-swiotlb "swiotlb=force" $swiotlb_tests
-# The last CPU isolated: mtcopy's workers must stay off it.
-[ -n "${TESTS:-}" ] || boot test-isolcpus "isolcpus=$((${GUEST_CPUS:-4} - 1))" 93-mtcopy-placement
+# The last CPU isolated, the one before it tickless: mtcopy's workers must
+# stay off both.
+last=$((${GUEST_CPUS:-4} - 1))
+[ -n "${TESTS:-}" ] ||
+	boot test-isolation "isolcpus=$last nohz_full=$((last - 1))" 93-mtcopy-placement
 
 summary="$passed passed, $failed failed"
 [ "$skipped" -gt 0 ] && summary="$summary, $skipped skipped"
