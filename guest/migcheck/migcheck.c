@@ -124,7 +124,7 @@ struct tcase {
 	char where[48];		/* prefix of failure reasons */
 	char why[WHY_LEN];	/* first failure reason */
 	char sys_err[128];	/* the syscall reported a failure */
-	char note[128];		/* extra information for the "ok" line */
+	char note[192];		/* extra information for the "ok" line */
 	size_t len;
 	unsigned long npages;
 	char *buf;
@@ -157,7 +157,9 @@ static void usage(FILE *f)
 "  -s MiB    region size per case (default 4)\n"
 "  -d DIR    directory for the file kind (default /mnt)\n"
 "  -W SECS   writers mode: threads increment counters in the region while\n"
-"            move_pages() moves it around the route, SECS per case\n"
+"            move_pages() moves it around the route, SECS per case; file\n"
+"            kind: one more thread keeps calling fsync(), and after the\n"
+"            writers the file read with O_DIRECT must equal the mapping\n"
 "  -T N      writer threads (default 3)\n"
 "  -S N      file and memfd kinds: N threads keep splicing the file into a\n"
 "            pipe and draining it during each move; pipe buffers hold\n"
@@ -1281,6 +1283,19 @@ struct wstats {
 	unsigned long rounds;	/* move_pages() calls over the region */
 	unsigned long moved;	/* pages found on the target after a round */
 	unsigned long behind;	/* pages not on the target after a round */
+	unsigned long fsyncs;	/* file kind: fsync() calls meanwhile */
+	int fsync_err;		/* errno of a failed fsync(), or 0 */
+};
+
+/*
+ * File kind: a thread keeps calling fsync() while the writers dirty the
+ * pages and move_pages() moves them, so that folios are migrated dirty,
+ * clean and under writeback.
+ */
+struct syncer {
+	pthread_t tid;
+	int fd;
+	struct wstats *st;
 };
 
 static int writers_stop;
@@ -1307,6 +1322,68 @@ static void *writer_main(void *arg)
 		}
 	}
 	return NULL;
+}
+
+static void *syncer_main(void *arg)
+{
+	struct syncer *s = arg;
+
+	while (!__atomic_load_n(&writers_stop, __ATOMIC_RELAXED)) {
+		if (fsync(s->fd)) {
+			s->st->fsync_err = errno;
+			break;
+		}
+		s->st->fsyncs++;
+	}
+	return NULL;
+}
+
+/*
+ * After the writers: fsync(), then the file as read from the device
+ * (O_DIRECT) must be what the mapping holds. A folio migrated while dirty
+ * that lost its dirty state would have its last writes only in memory.
+ */
+static int check_on_disk(struct tcase *c)
+{
+	unsigned long p, bad = 0, first = 0;
+	char path[64];
+	ssize_t n = 0;
+	size_t done;
+	void *disk;
+	int fd;
+
+	if (fsync(c->fd))
+		return fail(c, "fsync: %s", strerror(errno));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", c->fd);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return setup_err(c, "open %s O_DIRECT: %s", path,
+				 strerror(errno));
+	if (posix_memalign(&disk, MIG_PAGE_SIZE, c->len)) {
+		close(fd);
+		return setup_err(c, "out of memory for the file's contents");
+	}
+	for (done = 0; done < c->len; done += n) {
+		n = pread(fd, (char *)disk + done, c->len - done, done);
+		if (n <= 0)
+			break;
+	}
+	close(fd);
+	if (done < c->len) {
+		free(disk);
+		return fail(c, "O_DIRECT read at %zu: %s", done,
+			    n ? strerror(errno) : "end of file");
+	}
+	for (p = 0; p < c->npages; p++)
+		if (memcmp(c->buf + p * MIG_PAGE_SIZE,
+			   (char *)disk + p * MIG_PAGE_SIZE, MIG_PAGE_SIZE) &&
+		    !bad++)
+			first = p;
+	free(disk);
+	if (!bad)
+		return CASE_OK;
+	return fail(c, "after fsync, %lu of %lu pages on disk differ from memory (first: page %lu)",
+		    bad, c->npages, first);
 }
 
 static int writers_init(struct tcase *c, struct writer *ws, int nt,
@@ -1441,7 +1518,11 @@ static int writers_finish(struct tcase *c, struct writer *ws, int nt,
 	writer_cycle(c->o, cycle);
 	last = cycle[0];
 	snprintf(c->where, sizeof(c->where), "after the writers");
-	r = check_counters(c, ws, nt, &total);
+	r = st->fsync_err ? fail(c, "fsync: %s", strerror(st->fsync_err)) : 0;
+	if (!r && c->kind == K_FILE)
+		r = check_on_disk(c);
+	if (!r)
+		r = check_counters(c, ws, nt, &total);
 	if (!r)
 		r = check_data(c);
 	/* one more move, with nobody writing: now every page must go */
@@ -1457,9 +1538,12 @@ static int writers_finish(struct tcase *c, struct writer *ws, int nt,
 		r = fail(c, "no page moved while the writers ran");
 	if (!r && !total)
 		r = fail(c, "the writers made no increment");
+	if (!r && c->kind == K_FILE && !st->fsyncs)
+		r = fail(c, "no fsync() ran while the writers ran");
 	snprintf(c->note, sizeof(c->note),
-		 "%lu migration rounds, %lu pages moved, %lu left behind for a round, %llu increments",
-		 st->rounds, st->moved, st->behind, (unsigned long long)total);
+		 "%lu migration rounds, %lu pages moved, %lu left behind for a round, %llu increments, %lu fsyncs",
+		 st->rounds, st->moved, st->behind, (unsigned long long)total,
+		 st->fsyncs);
 	return r;
 }
 
@@ -1469,14 +1553,24 @@ static int run_writers_region(struct tcase *c)
 	struct wstats st = { 0 };
 	pthread_barrier_t start;
 	struct writer ws[MAX_THREADS];
+	struct syncer sy = { .fd = c->fd, .st = &st };
+	int syncing = 0;
 
 	pthread_barrier_init(&start, NULL, nt + 1);
 	memset(ws, 0, sizeof(ws));
 	r = writers_init(c, ws, nt, &start);
 	if (!r) {
 		writers_start(ws, nt);
-		r = writers_migrate(c, &st);
+		if (c->kind == K_FILE) {
+			syncing = !pthread_create(&sy.tid, NULL, syncer_main, &sy);
+			if (!syncing)
+				r = setup_err(c, "cannot start the fsync thread");
+		}
+		if (!r)
+			r = writers_migrate(c, &st);
 		writers_join(ws, nt);
+		if (syncing)
+			pthread_join(sy.tid, NULL);
 	}
 	if (!r)
 		r = writers_finish(c, ws, nt, &st);

@@ -1,10 +1,13 @@
 #!/bin/sh
-# Folios in the swap cache and KSM folios, moved by move_pages() (reason
-# "syscall_or_cpuset"): anonymous memory swapped out to a swap file and read
-# back (its folios stay in the swap cache), and pages KSM merged (16
-# contents, each mapped 128 times; moved with MPOL_MF_MOVE_ALL). Every byte is checked
-# after, most pages must be on node 2; also that the swapped folios were
-# in the swap cache and that KSM had merged the pages.
+# Folios in the swap cache, KSM folios and dirty page cache, moved by
+# move_pages() (reason "syscall_or_cpuset"): anonymous memory swapped out to
+# a swap file and read back (its folios stay in the swap cache), pages KSM
+# merged (16 contents, each mapped 128 times; moved with MPOL_MF_MOVE_ALL),
+# and an ext4 file's pages that threads keep writing through a shared
+# mapping while another keeps calling fsync(). Every byte is checked after,
+# most pages must be on node 2; also that the swapped folios were in the
+# swap cache, that KSM had merged the pages, and that the file on disk
+# equals the mapping.
 . /opt/mig/tests/lib.sh
 
 dd if=/dev/zero of=/mnt/swapfile bs=1M count=96 2>/dev/null
@@ -30,7 +33,13 @@ for m in $PATH_MIGRATORS; do
 	[ "$(cat $K/pages_sharing)" -gt 0 ] || fail "$m: KSM merged nothing"
 	held_finish; rc2=$?
 	echo 2 > $K/run	# unmerge
-	path_end swap-cache+ksm syscall_or_cpuset $m $((rc | rc2)) multi
+
+	# ext4 page cache that writers keep dirtying while fsync() writes it
+	# back and move_pages() moves it: folios migrate dirty, clean and
+	# under writeback; no write may be lost, in memory or on disk.
+	migcheck -W 5 -k 4 -m file -d /mnt; rc3=$?
+	[ $rc3 -eq 0 ] || fail "$m: dirty page cache racing fsync (migcheck exit $rc3)"
+	path_end swap-cache+ksm+dirty syscall_or_cpuset $m $((rc | rc2 | rc3)) multi
 done
 echo 0 > $K/run
 swapoff /mnt/swapfile; rm -f /mnt/swapfile
