@@ -9,6 +9,8 @@
 #   BENCH_BOOTS (3)   boots of each kernel
 #   BENCH_ON=host     no QEMU: run guest/bench.sh on this machine, in the
 #                     kernel it runs (as root; README, "Benchmark on a host")
+#   BENCH_HOST_CHECK  1 (default): one more boot of the patched kernel checks
+#                     the host mode (guest/bench-host-check.sh); 0: skip it
 #   everything guest/bench.sh reads (BENCH_MB, BENCH_REPS, BENCH_SIZES,
 #   BENCH_EXPERIMENTS, BENCH_THREADS, BENCH_FULL) and run-guest.sh reads
 #   (GUEST_CPUS, GUEST_NODE_MB, GUEST_ACCEL) is passed on.
@@ -24,7 +26,7 @@ done
 node=$((mb + 768 > 1024 ? mb + 768 : 1024))
 export GUEST_NODE_MB=${GUEST_NODE_MB:-"$node $node 512"}
 mkdir -p "$RESULTS"
-rm -f "$RESULTS"/bench-*.out "$RESULTS"/bench-*.png
+rm -f "$RESULTS"/bench-*.out "$RESULTS"/bench-*.png "$RESULTS"/host-check.out
 failed=()
 
 # The environment, first line of the report's input.
@@ -63,6 +65,19 @@ else
 	done
 	environment "${GUEST_ACCEL:-tcg}" "${GUEST_CPUS:-2}" "$GUEST_NODE_MB" \
 		"$(qemu-system-x86_64 --version | head -1 | sed 's/QEMU emulator version //')"
+	# The host mode, in a guest of the patched kernel that has this
+	# machine's userspace (its root file system, read-only): README's
+	# "Benchmark on a host" as a user would run it, at a small size.
+	if [ "${BENCH_HOST_CHECK:-1}" = 1 ]; then
+		echo "TOP=$TOP BENCH_HOST_MB=16 BENCH_HOST_SIZES=4,64 BENCH_HOST_REPS=2" \
+			"sh /opt/mig/bench-host-check.sh" > "$job"
+		GUEST_SHARE=/ "$TOP/scripts/run-guest.sh" patched bench host-check "$job" &&
+			grep -q '^ok 4 ' "$RESULTS/host-check.out" &&
+			! grep -q '^not ok' "$RESULTS/host-check.out" || {
+			warn "the host-mode check failed (results/host-check.{out,console.log})"
+			failed+=("host-check")
+		}
+	fi
 fi
 
 # Debian's python3, which has python3-matplotlib (another python3 may come first in PATH)

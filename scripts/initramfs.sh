@@ -55,5 +55,6 @@ cp "$kmod"/*.ko "$stage/opt/mig/kmod/"
 cp /sbin/e2fsck.static "$bin/"	# static: the guest has no shared libc
 install -m 644 "$TOP"/guest/tests/*.sh "$stage/opt/mig/tests/"
 install -m 755 "$TOP/guest/bench.sh" "$stage/opt/mig/bench.sh"
+install -m 755 "$TOP/guest/bench-host-check.sh" "$stage/opt/mig/bench-host-check.sh"
 [ -d "$out/mods/lib/modules" ] && cp -a "$out"/mods/lib/modules/* "$stage/lib/modules/"
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.cpio.gz"

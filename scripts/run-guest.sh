@@ -18,6 +18,8 @@
 #                  (memory hot-add/remove tests online and offline it)
 #   GUEST_DISKS    raw disk images attached as virtio disks, space-separated,
 #                  in order: /dev/vda, /dev/vdb, ... (optional)
+#   GUEST_SHARE    a directory of this machine the guest may mount, read-only
+#                  (9p over virtio, mount tag "hostroot"; optional)
 #   GUEST_ACCEL    tcg (default) or kvm: then each guest node's memory is
 #                  bound to the host node of the same number, if there is one
 #   VERBOSE=1      show kernel messages live, not only the job's output
@@ -119,6 +121,8 @@ args=(
 )
 # virtio-blk devices are named in the order of their PCI slots, i.e. of -drive.
 for d in "${disks[@]}"; do args+=(-drive file="$d",if=virtio,format=raw); done
+[ -z "${GUEST_SHARE:-}" ] ||
+	args+=(-virtfs "local,path=$GUEST_SHARE,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
 
 log "booting $variant-$profile (${GUEST_ACCEL:-tcg}): $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
 timeout --foreground -k 10 "$timeout" qemu-system-x86_64 "${args[@]}" &
