@@ -63,8 +63,6 @@ else
 			}
 		done
 	done
-	environment "${GUEST_ACCEL:-tcg}" "${GUEST_CPUS:-2}" "$GUEST_NODE_MB" \
-		"$(qemu-system-x86_64 --version | head -1 | sed 's/QEMU emulator version //')"
 	# The host mode, in a guest of the patched kernel that has this
 	# machine's userspace (its root file system, read-only): README's
 	# "Benchmark on a host" as a user would run it, at a small size.
@@ -78,6 +76,9 @@ else
 			failed+=("host-check")
 		}
 	fi
+	# after the host check: its failure is listed too
+	environment "${GUEST_ACCEL:-tcg}" "${GUEST_CPUS:-2}" "$GUEST_NODE_MB" \
+		"$(qemu-system-x86_64 --version | head -1 | sed 's/QEMU emulator version //')"
 fi
 
 # Debian's python3, which has python3-matplotlib (another python3 may come first in PATH)
