@@ -81,23 +81,30 @@ zero folios "error 100%"
 
 # hung descriptors: each batch waits timeout_ms, then dcbm keeps what the
 # hung descriptors cover, terminates its channel and releases them once a
-# fence queued after that has completed
+# fence queued after that has completed. An orphaned channel is busy until
+# then (its batches fall back to the CPU): each case starts once the last
+# one's orphans have ended, with every channel free.
+# settle LABEL: no faults until the orphans have ended
+settle() { faults error 0 0 0; orphans_gone "$1" 60; }
 echo 300 > $D/timeout_ms
 faults hang 1 0 0
 run "hang 1%"
 positive folios "hang 1%"
 zero fallback_error "hang 1%"
 
+settle "hang 1%"
 faults hang 50 0 2
 run "hang 50%, random order"
 positive kept "hang 50%"
 zero fallback_error "hang 50%"
 
+settle "hang 50%"
 faults hang 0 4 0
 run "hang every 4th"
 positive kept "hang every 4th"
 positive folios "hang every 4th"
 
+settle "hang every 4th"
 faults hang 100 0 0
 run "hang 100%"
 positive kept "hang 100%"
@@ -106,8 +113,7 @@ zero folios "hang 100%"
 # the faults stop: the fences (which hung like the rest, and were queued
 # again every timeout_ms) complete, the orphans end, and the same channels
 # copy everything again
-faults error 0 0 0
-orphans_gone "hang" 60
+settle "hang 100%"
 echo 5000 > $D/timeout_ms
 run "no faults"
 positive folios "no faults"
