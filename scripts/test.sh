@@ -27,11 +27,14 @@ boot() {
 	# init (page-cache and buffer-head tests); vdb raw zeros, written
 	# directly by the block-device tests (18 also puts a scratch ext2 on
 	# it); vdc ext4 with 1K blocks, not mounted by init (several buffer
-	# heads per folio, metadata in the block device's page cache).
+	# heads per folio, metadata in the block device's page cache); vdd,
+	# vde, vdf raw zeros, the members of 84's RAID5 array (its copies are
+	# DMA traffic on channels dcbm shares).
 	rm -f "${disks[@]}"
 	mkfs.ext4 -q -F "${disks[0]}" 512M
 	truncate -s 64M "${disks[1]}"
 	mkfs.ext4 -q -F -b 1024 "${disks[2]}" 128M
+	for t in "${disks[@]:3}"; do truncate -s 16M "$t"; done
 	# Node 0 also holds the kernel and, in the debug kernel, the KASAN
 	# shadow of all nodes: give it more, so that migrations to it do not
 	# run short of THPs. The migration-path tests (21-29) use a
@@ -61,7 +64,8 @@ boot() {
 	esac
 }
 
-disks=("$BUILD/test-disk.img" "$BUILD/test-raw.img" "$BUILD/test-ext4-1k.img")
+disks=("$BUILD/test-disk.img" "$BUILD/test-raw.img" "$BUILD/test-ext4-1k.img"
+       "$BUILD"/test-raid{0,1,2}.img)
 job=$(mktemp)
 trap 'rm -f "$job"' EXIT
 

@@ -5,7 +5,9 @@
 # engine must have copied the folios, and none may fall back to the CPU.
 # The same for every folio size and mapping kind of the core tests.
 # Also: the defaults and bad input of /sys/kernel/mm/migration/dcbm/, the
-# choice of the DMA device, and the minimum batch.
+# choice of the DMA device, and the minimum batch. Interrupts: on channels
+# that complete in order only the last descriptor of a turn asks for one;
+# on a device that declares out-of-order completion, every descriptor.
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
@@ -75,7 +77,13 @@ echo 2 > $D/nr_channels 2>/dev/null && fail "nr_channels changed while selected"
 echo $dev > $D/device 2>/dev/null && fail "device changed while selected"
 [ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels changed to $(cat $D/nr_channels)"
 echo 0 > $P/out_of_order
+d0=$(swdma_copies) i0=$(cat $P/interrupts)
 run "4 channels, in order"
+d=$(( $(swdma_copies) - d0 )) i=$(( $(cat $P/interrupts) - i0 ))
+echo "4 channels, in order: $d descriptors, $i of them asked for an interrupt"
+# (none at all would pass unseen: swdma calls back when its channel idles)
+[ "$i" -gt 0 ] && [ $((i * 4)) -lt "$d" ] ||
+	fail "in order: $i of $d descriptors asked for an interrupt"
 echo 1 > $P/out_of_order
 run "4 channels, reverse"
 echo 2 > $P/out_of_order
@@ -143,12 +151,19 @@ echo > $D/device
 [ -z "$(cat $D/device)" ] || fail "device not cleared: $(cat $D/device)"
 
 # an engine taking short segments only, not a multiple of the page size:
-# dcbm must split folios and merged runs to fit, and still copy it all
+# dcbm must split folios and merged runs to fit, and still copy it all;
+# it declares out-of-order completion, so every descriptor asks for an
+# interrupt
 rmmod swdma || fail "cannot unload swdma"
-modprobe swdma max_seg_size=5000 || fail "cannot load swdma max_seg_size=5000"
+modprobe swdma max_seg_size=5000 out_of_order=2 ||
+	fail "cannot load swdma max_seg_size=5000 out_of_order=2"
 select_migrator dcbm || fail "cannot select dcbm on 5000-byte segments"
-echo 2 > $P/out_of_order
+d0=$(swdma_copies) i0=$(cat $P/interrupts)
 run "5000-byte segments, random"
+d=$(( $(swdma_copies) - d0 )) i=$(( $(cat $P/interrupts) - i0 ))
+echo "5000-byte segments, random: $d descriptors, $i of them asked for an interrupt"
+[ "$d" -gt 0 ] && [ "$i" -eq "$d" ] ||
+	fail "out of order: $i of $d descriptors asked for an interrupt"
 select_migrator none
 
 rmmod dcbm || fail "cannot unload dcbm"

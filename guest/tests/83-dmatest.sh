@@ -4,6 +4,10 @@
 # threads per channel completing out of order; all must pass. Then with
 # swdma failing every descriptor, or never completing them, dmatest must
 # see every test fail (an error status, a timeout), and swdma must unload.
+# Last, what tx_status says after a terminate (the dma_status test module):
+# a descriptor called back reads DMA_COMPLETE, and one that reads
+# DMA_COMPLETE has copied its bytes: one the terminate dropped before it
+# ran must not, in order and out of order.
 . /opt/mig/tests/lib.sh
 
 T=/sys/module/dmatest/parameters
@@ -43,12 +47,23 @@ dmatest "private, verified" 0 iterations=200 timeout=5000 noverify=0
 # must leave a CPU to the channel threads, so poll from one thread only
 want_threads=1
 dmatest "private, polled" 0 iterations=50 timeout=5000 polled=1 max_channels=1
+# random order on a device loaded in order, which thus breaks its word:
+# a descriptor called back must still read DMA_COMPLETE
 want_threads=8
 echo 2 > $P/out_of_order
 echo 50 > $P/latency_us
-dmatest "2 threads/channel, random order" 0 iterations=100 timeout=5000 threads_per_chan=2
+dmatest "2 threads/channel, switched to random order" 0 iterations=100 timeout=5000 threads_per_chan=2
 echo 0 > $P/latency_us
 echo 0 > $P/out_of_order
+# an engine that completes out of order says so (DMA_COMPLETION_NO_ORDER):
+# its tx_status is DMA_OUT_OF_ORDER, which dmatest accepts, and the
+# callbacks tell what completed
+rmmod swdma || fail "cannot unload swdma"
+modprobe swdma nr_channels=4 out_of_order=2 latency_us=50 ||
+	{ echo "cannot load swdma out_of_order=2"; exit 1; }
+dmatest "2 threads/channel, random order" 0 iterations=100 timeout=5000 threads_per_chan=2
+rmmod swdma || fail "cannot unload swdma"
+modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
 
 want_threads=2
 echo 100 > $P/fail_percent
@@ -63,6 +78,28 @@ echo error > $P/fail_mode
 want_threads=4
 dmatest "after the faults" 0 iterations=50 timeout=5000
 rmmod swdma || fail "cannot unload swdma"
+
+# status_after_terminate LABEL SWDMA-ARGS...
+status_after_terminate() {
+	label=$1; shift
+	modprobe swdma nr_channels=1 latency_us=20000 "$@" ||
+		{ fail "$label: cannot load swdma"; return; }
+	if insmod /opt/mig/kmod/dma_status.ko nr=32 wait_done=2; then
+		S=/sys/module/dma_status/parameters
+		echo "$label: called back $(cat $S/called_back), complete $(cat $S/completed)," \
+		     "dropped $(cat $S/dropped), wrong $(cat $S/wrong)"
+		[ "$(cat $S/wrong)" -eq 0 ] ||
+			fail "$label: $(cat $S/wrong) descriptors with the wrong tx_status after terminate"
+		[ "$(cat $S/dropped)" -gt 0 ] && [ "$(cat $S/completed)" -ge 2 ] ||
+			fail "$label: the terminate did not come between the descriptors"
+		rmmod dma_status
+	else
+		fail "$label: dma_status did not run"
+	fi
+	rmmod swdma || fail "$label: cannot unload swdma"
+}
+status_after_terminate "tx_status after terminate"
+status_after_terminate "tx_status after terminate, out of order" out_of_order=2
 
 modprobe swdma nr_channels=3 private=0 || fail "cannot load swdma private=0"
 want_threads=3

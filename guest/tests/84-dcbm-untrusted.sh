@@ -12,10 +12,16 @@
 #                     folios move to new destinations, every byte checked,
 #                     and no late write may reach memory in use (KASAN sees
 #                     swdma's copy into a freed page)
-#  private=0          public channels, shared with other clients (async_tx
-#                     loaded, no traffic: RAID456 traffic is not tested): dcbm must
-#                     never terminate them; on a timeout it waits for their
-#                     callbacks before it lets the destinations go
+#  private=0          public channels, shared with other clients: async_tx
+#                     with a RAID5 array writing through them (its copies
+#                     are async_memcpy() descriptors on the same channels):
+#                     dcbm must never terminate them; on a timeout it waits
+#                     for their callbacks before it lets the destinations
+#                     go; the array's writes must all complete, every byte
+#                     and its parity right
+#  slave=1            a general-purpose controller (DMA_SLAVE, serving
+#                     peripherals): dcbm takes its channels only when the
+#                     device setting names it
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
@@ -31,6 +37,56 @@ run() {		# LABEL MIGBENCH-ARGS...
 	echo "$label: batches +$(delta batches) folios +$(delta folios)" \
 	     "error +$(delta fallback_error) timeout +$(delta fallback_timeout)" \
 	     "kept +$(delta kept)"
+}
+# RAID5 over vdd, vde, vdf through md's sysfs (the guest has no mdadm): no
+# superblock; the members are zeros, so it is clean (resync_start none).
+# With ASYNC_TX_DMA, raid5 copies each written page into its stripe cache
+# with async_memcpy(), on the public channel dmaengine gives this CPU.
+R=/sys/block/md0/md
+raid_create() {
+	modprobe raid456 && echo md0 > /sys/module/md_mod/parameters/new_array &&
+	echo none > $R/metadata_version && echo raid5 > $R/level &&
+	echo 3 > $R/raid_disks && echo 65536 > $R/chunk_size &&
+	echo 2 > $R/layout || return 1
+	slot=0
+	for d in vdd vde vdf; do
+		cat /sys/block/$d/dev > $R/new_dev && echo $slot > $R/dev-$d/slot &&
+		echo 16384 > $R/dev-$d/size || return 1
+		slot=$((slot + 1))
+	done
+	echo 16384 > $R/component_size && echo none > $R/resync_start &&
+	echo active > $R/array_state
+}
+# raid_write LABEL MIB: write MIB of random bytes through the array's page
+# cache, then check them from the members (page cache dropped) and md's
+# parity check; done in $TMPDIR/raid.$LABEL.ok or .fail
+raid_write() {
+	head -c $(($2 * 1048576)) /dev/urandom > /tmp/raid.pat
+	if dd if=/tmp/raid.pat of=/dev/md0 bs=64K conv=fsync 2>/dev/null &&
+	   echo 3 > /proc/sys/vm/drop_caches &&
+	   head -c $(($2 * 1048576)) /dev/md0 | cmp -s - /tmp/raid.pat; then
+		echo check > $R/sync_action
+		while [ "$(cat $R/sync_action)" != idle ]; do sleep 1; done
+		echo "mismatch $(cat $R/mismatch_cnt)" > "/tmp/raid.$1.ok"
+	else
+		echo "bytes differ" > "/tmp/raid.$1.fail"
+	fi
+}
+# raid_check LABEL SECS: raid_write LABEL finished in time, bytes and parity right
+raid_check() {
+	i=0
+	while [ ! -e "/tmp/raid.$1.ok" ] && [ ! -e "/tmp/raid.$1.fail" ] && [ $i -lt "$2" ]; do
+		sleep 1; i=$((i + 1))
+	done
+	if [ -e "/tmp/raid.$1.ok" ]; then
+		[ "$(cat "/tmp/raid.$1.ok")" = "mismatch 0" ] ||
+			fail "$1: RAID5 parity check: $(cat "/tmp/raid.$1.ok")"
+		pass "$1: the array's writes completed in $i s, every byte right"
+	elif [ -e "/tmp/raid.$1.fail" ]; then
+		fail "$1: $(cat "/tmp/raid.$1.fail")"
+	else
+		fail "$1: the array's writes did not complete in $2 s"
+	fi
 }
 kasan_clean() {
 	if dmesg | grep -q "BUG: KASAN"; then
@@ -52,6 +108,25 @@ else
 fi
 rmmod swdma || fail "cannot unload swdma"
 
+echo "--- slave=1: a general-purpose controller only by name"
+modprobe swdma nr_channels=2 slave=1 || { echo "cannot load swdma"; exit 1; }
+if select_migrator dcbm 2>/dev/null; then
+	fail "dcbm took a general-purpose controller that was not named"
+	select_migrator none
+else
+	pass "dcbm leaves a general-purpose controller alone"
+fi
+echo swdma > $D/device
+if select_migrator dcbm; then
+	run "general-purpose controller, named" -s 1 -k 4,64 -r 1 -V 0,1
+	[ "$(delta batches)" -gt 0 ] || fail "named controller: no batch"
+	select_migrator none || fail "cannot deselect dcbm"
+else
+	fail "dcbm refused the general-purpose controller it was given"
+fi
+echo > $D/device
+rmmod swdma || fail "cannot unload swdma"
+
 echo "--- terminate_stops=0: late writes after terminate"
 modprobe swdma nr_channels=2 terminate_stops=0 latency_us=30000 ||
 	{ echo "cannot load swdma"; exit 1; }
@@ -68,22 +143,37 @@ rmmod swdma || fail "cannot unload swdma"
 echo "--- private=0: shared channels are never terminated"
 modprobe swdma nr_channels=2 private=0 latency_us=30000 ||
 	{ echo "cannot load swdma"; exit 1; }
-# async_tx holds the public channels (dmaengine_get()): dcbm must share them
-modprobe async_tx || fail "cannot load async_tx"
+# async_tx holds the public channels (dmaengine_get()), and raid5 copies
+# through them: dcbm must share them with that traffic
+echo 0 > $P/latency_us
+raid_create || fail "cannot create the RAID5 array"
+before=$(swdma_copies)
+raid_write "RAID5 alone" 8
+raid_check "RAID5 alone" 1
+copies=$(( $(swdma_copies) - before ))
+echo "RAID5 alone: $copies copies by swdma"
+[ "$copies" -ge 2048 ] || fail "RAID5 alone: $copies copies by swdma, 2048 pages written"
+echo 30000 > $P/latency_us
 dmesg -c > /dev/null
 select_migrator dcbm || fail "cannot select dcbm"
 dmesg | grep -q "dcbm: using .* shared" || fail "dcbm did not share: $(dmesg | grep dcbm)"
+raid_write "RAID5 with dcbm" 2 &
 run "shared, slow" -s 1 -k 4,64 -r 1 -V 0,1,0
 [ "$(delta kept)" -gt 0 ] || fail "shared, slow: nothing kept"
 [ "$(cat $P/terminations)" -eq 0 ] ||
 	fail "shared, slow: a shared channel was terminated $(cat $P/terminations) times"
+raid_check "RAID5 with dcbm" 300
 # deselecting with orphans defers the release of the channels to the last
 select_migrator none || fail "cannot deselect dcbm"
 orphans_gone "shared, slow" 120
 kasan_clean "shared, slow"
 [ -z "$(cat $D/channels)" ] || fail "channels still held: $(cat $D/channels)"
 echo 5000 > $D/timeout_ms
-rmmod async_tx || fail "cannot unload async_tx"
+echo clear > $R/array_state || fail "cannot stop the RAID5 array"
+# async_tx holds the public channels as long as it is loaded
+for m in raid456 async_raid6_recov async_pq async_xor async_memcpy async_tx; do
+	[ ! -d /sys/module/$m ] || rmmod $m || fail "cannot unload $m"
+done
 rmmod swdma || fail "cannot unload swdma"
 rmmod dcbm || fail "cannot unload dcbm"
 finish

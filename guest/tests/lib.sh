@@ -78,6 +78,10 @@ orphans_gone() {	# LABEL SECS
 		fail "$1: $(cat $MIG/dcbm/orphans) orphans left after $2 s"
 	echo "$1: orphans ended after ${t} s"
 }
+# swdma_copies: descriptors swdma's channels completed (their memcpy_count)
+swdma_copies() {
+	cat /sys/devices/platform/swdma/dma/dma*chan*/memcpy_count | awk '{ n += $1 } END { print n + 0 }'
+}
 
 # ---- the kernel's own migration paths (tests 21-29) ----------------------
 # Each path runs under every migrator of PATH_MIGRATORS with only its
