@@ -31,3 +31,15 @@ kernel_out() { echo "$BUILD/out/$1-$2"; }
 kernel_problems() {
 	grep -E '^\[ *[0-9]+\.[0-9]+\] .*(BUG:|WARNING:|Oops|kernel BUG|Kernel panic|general protection fault|KASAN|UBSAN|possible (circular|recursive) locking|lockdep|blocked for more than|soft lockup|rcu.*stall|Call Trace:)' "$1" | head -20 >&2
 }
+# stale_int3 CONSOLE_LOG: the guest died of an int3 that is no longer in
+# memory: the byte before the trapping address (marked <..> in the Code:
+# line) is not 0xcc. That is a vCPU of QEMU's multi-threaded TCG running
+# code that another vCPU had patched (text_poke_bp() of a static key or
+# call), not a fault of the kernel: on hardware the patching CPU's
+# sync_core() IPIs exclude it (README, "The guest").
+stale_int3() {
+	local code
+	grep -q -E '^\[ *[0-9]+\.[0-9]+\] Oops: int3' "$1" || return 1
+	code=$(sed -n '/Oops: int3/,$p' "$1" | grep -m1 ' Code: ')
+	[[ $code =~ \ ([0-9a-f]{2})\ \<[0-9a-f]{2}\> ]] && [ "${BASH_REMATCH[1]}" != cc ]
+}

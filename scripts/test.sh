@@ -18,8 +18,9 @@
 # All tests take about 45 minutes in one boot: a stuck guest is caught by
 # GUEST_STALL, the hard limit only has to be above that.
 passed=0 failed=0 skipped=0
+retry=1
 boot() {
-	local name=$1 append=$2 list="" t rc=0 out n
+	local name=$1 append=$2 list="" t rc=0 out n left=""
 	shift 2
 	for t in "$@"; do list="$list /opt/mig/tests/$t.sh"; done
 	echo "sh /opt/mig/tests/run.sh$list" > "$job"
@@ -50,13 +51,28 @@ boot() {
 	skipped=$((skipped + t)) passed=$((passed + n - t))
 	n=$(grep -c -E '^not ok ' "$out" || true)
 	failed=$((failed + n))
+	grep -E '^(not )?ok ' "$out" | sed "s/^/$name: /" || true
+	# A guest killed by a stale int3 (QEMU, see stale_int3) runs the tests
+	# that did not report again, once, in a new boot; this boot's verdict
+	# is then a skip, said as such.
+	if [ "$rc" -ne 0 ] && [ "$retry" = 1 ] && stale_int3 "$RESULTS/$name.console.log"; then
+		for t in "$@"; do
+			grep -q -E "^(not )?ok [0-9]+ $t( |\$)" "$out" || left="$left $t"
+		done
+		skipped=$((skipped + 1))
+		echo "$name: skipped - the guest died of a stale int3 (QEMU TCG, not the kernel: see README); again in $name-retry:$left"
+		retry=0
+		# shellcheck disable=SC2086  # a list
+		[ -z "$left" ] || boot "$name-retry" "$append" $left
+		retry=1
+		return
+	fi
 	t=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$out" | head -1)
 	t=$(( ${t:-1} - $(grep -c -E '^(not )?ok [0-9]+ ' "$out" || true) ))
 	if [ "$t" -gt 0 ]; then
 		warn "$name: $t planned tests did not report (guest crashed or timed out)"
 		failed=$((failed + t))
 	fi
-	grep -E '^(not )?ok ' "$out" | sed "s/^/$name: /" || true
 	case $rc in
 	0) passed=$((passed + 1)); echo "$name: ok - kernel log clean" ;;
 	3) failed=$((failed + 1)); echo "$name: not ok - kernel log clean (see results/$name.console.log)" ;;
@@ -68,6 +84,7 @@ disks=("$BUILD/test-disk.img" "$BUILD/test-raw.img" "$BUILD/test-ext4-1k.img"
        "$BUILD"/test-raid{0,1,2}.img)
 job=$(mktemp)
 trap 'rm -f "$job"' EXIT
+rm -f "$RESULTS"/*-retry.*	# of an earlier run
 
 # dcbm's integrity matrix runs in the swiotlb boot only (below), to keep
 # make test within CI's time.
@@ -81,11 +98,13 @@ fi
 # shellcheck disable=SC2086  # lists
 boot test "" $tests
 # The rows the path tests printed: the README's table of migration paths.
-if grep -q '^ *path: ' "$RESULTS/test.console.log"; then
+logs=("$RESULTS"/test.console.log)
+[ ! -e "$RESULTS/test-retry.console.log" ] || logs+=("$RESULTS/test-retry.console.log")
+if grep -q '^ *path: ' "${logs[@]}"; then
 	{
 		echo "| path | migrator | batch path | folios copied | bytes |"
 		echo "|---|---|---|---|---|"
-		sed -n 's/^ *path: //p' "$RESULTS/test.console.log"
+		sed -n 's/^ *path: //p' "${logs[@]}"
 	} > "$RESULTS/paths.md"
 fi
 # dcbm with every DMA mapping bounced through swiotlb, as in
