@@ -18,6 +18,9 @@
  * distinct bytes each, waits until @wait_done of them were called back
  * (make the provider slow, e.g. swdma latency_us), terminates the channel
  * with dmaengine_terminate_sync() and asks tx_status of every cookie.
+ * Before the terminate, the residue of the last descriptor, still queued,
+ * is read too ("queued_residue", -1 where tx_status does not say): a
+ * provider with DMA_RESIDUE_GRANULARITY_DESCRIPTOR reports all its bytes.
  * Counters in /sys/module/dma_status/parameters/: "called_back",
  * "completed" (DMA_COMPLETE, or called back out of order, with its bytes),
  * "dropped" (neither DMA_COMPLETE nor called back) and "wrong" (called back
@@ -41,6 +44,8 @@ static unsigned int wait_done = 2;
 module_param(wait_done, uint, 0444);
 MODULE_PARM_DESC(wait_done, "callbacks to wait for before terminating");
 static unsigned int called_back, completed, dropped, wrong;
+static int queued_residue = -1;
+module_param(queued_residue, int, 0444);
 module_param(called_back, uint, 0444);
 module_param(completed, uint, 0444);
 module_param(dropped, uint, 0444);
@@ -119,6 +124,13 @@ static int __init ds_init(void)
 					atomic_read(&ds_done) >= wait_done,
 					60 * HZ))
 		ret = -ETIMEDOUT;
+	if (!ret) {
+		struct dma_tx_state state;
+
+		if (dmaengine_tx_status(chan, descs[nr - 1].cookie, &state) ==
+		    DMA_IN_PROGRESS)
+			queued_residue = state.residue;
+	}
 	dmaengine_terminate_sync(chan);
 
 	no_order = dma_has_cap(DMA_COMPLETION_NO_ORDER, chan->device->cap_mask);

@@ -79,15 +79,19 @@ want_threads=4
 dmatest "after the faults" 0 iterations=50 timeout=5000
 rmmod swdma || fail "cannot unload swdma"
 
-# status_after_terminate LABEL SWDMA-ARGS...
+# status_after_terminate LABEL RESIDUE SWDMA-ARGS...: RESIDUE is what
+# tx_status must say of a queued descriptor ("any" where it says nothing)
 status_after_terminate() {
-	label=$1; shift
+	label=$1 residue=$2; shift 2
 	modprobe swdma nr_channels=1 latency_us=20000 "$@" ||
 		{ fail "$label: cannot load swdma"; return; }
 	if insmod /opt/mig/kmod/dma_status.ko nr=32 wait_done=2; then
 		S=/sys/module/dma_status/parameters
 		echo "$label: called back $(cat $S/called_back), complete $(cat $S/completed)," \
-		     "dropped $(cat $S/dropped), wrong $(cat $S/wrong)"
+		     "dropped $(cat $S/dropped), wrong $(cat $S/wrong)," \
+		     "residue of a queued one $(cat $S/queued_residue)"
+		[ "$residue" = any ] || [ "$(cat $S/queued_residue)" -eq "$residue" ] ||
+			fail "$label: a queued 64-byte descriptor has residue $(cat $S/queued_residue)"
 		[ "$(cat $S/wrong)" -eq 0 ] ||
 			fail "$label: $(cat $S/wrong) descriptors with the wrong tx_status after terminate"
 		[ "$(cat $S/dropped)" -gt 0 ] && [ "$(cat $S/completed)" -ge 2 ] ||
@@ -98,8 +102,8 @@ status_after_terminate() {
 	fi
 	rmmod swdma || fail "$label: cannot unload swdma"
 }
-status_after_terminate "tx_status after terminate"
-status_after_terminate "tx_status after terminate, out of order" out_of_order=2
+status_after_terminate "tx_status after terminate" 64
+status_after_terminate "tx_status after terminate, out of order" any out_of_order=2
 
 modprobe swdma nr_channels=3 private=0 || fail "cannot load swdma private=0"
 want_threads=3
