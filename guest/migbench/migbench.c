@@ -607,7 +607,7 @@ static void print_hop(const struct opts *o, unsigned long kb, int hop,
 static int verify_size(const struct opts *o, unsigned long kb)
 {
 	int n = o->nr_vnodes, hop, from, to, err;
-	uint64_t seed = seed_for(kb, 0xc0de), ns;
+	uint64_t seed, ns;
 	unsigned long busy = 0;
 	struct move_plan mp, every_page;
 	void *buf;
@@ -619,12 +619,17 @@ static int verify_size(const struct opts *o, unsigned long kb)
 	buf = alloc_checked(&mp, o->vnodes[0], &err);
 	if (!buf)
 		return err;
-	/* one pattern for the whole trip: every hop must carry it along */
-	fill_pattern(buf, mp.len, seed);
 	err = 0;
 	for (hop = 0; hop < n * o->reps && !err; hop++) {
 		from = o->vnodes[hop % n];
 		to = o->vnodes[(hop + 1) % n];
+		/*
+		 * A new pattern for every hop: the destination of a copy that
+		 * was skipped may hold the previous hop's data, as the folios
+		 * that hop freed are often the ones allocated again.
+		 */
+		seed = seed_for(kb, 0xc0de + hop);
+		fill_pattern(buf, mp.len, seed);
 		/*
 		 * After the first hop, folios may have been split (see
 		 * bench_rep()): check their size only once and pass every

@@ -811,7 +811,9 @@ child_main(struct tcase *c, int ready, int go)
 	bad = verify_pattern(c->buf, c->len, c->seed) >= 0;
 	if (write(ready, &bad, 1) != 1 || bad)
 		_exit(CHILD_ABORT);
-	if (read(go, &node, sizeof(node)) != sizeof(node))
+	/* where the pages are, and the pattern of the last hop */
+	if (read(go, &node, sizeof(node)) != sizeof(node) ||
+	    read(go, &c->seed, sizeof(c->seed)) != sizeof(c->seed))
 		_exit(CHILD_ABORT);
 	if (verify_pattern(c->buf, c->len, c->seed) >= 0)
 		_exit(CHILD_DATA);
@@ -862,7 +864,8 @@ static int child_finish(struct tcase *c, int node)
 	int st, r = CASE_OK;
 	pid_t pid;
 
-	if (write(c->go_fd, &node, sizeof(node)) != sizeof(node))
+	if (write(c->go_fd, &node, sizeof(node)) != sizeof(node) ||
+	    write(c->go_fd, &c->seed, sizeof(c->seed)) != sizeof(c->seed))
 		r = setup_err(c, "cannot signal the second mapper: %s",
 			      strerror(errno));
 	close(c->go_fd);
@@ -1143,6 +1146,16 @@ static int last_node(const struct tcase *c)
 	return c->o->route[c->o->nr_route - 1];
 }
 
+/*
+ * Unique per case; the pid makes it unique per run too, so that a page
+ * still holding an earlier run's copy cannot pass for this run's data.
+ */
+static uint64_t seed_for(enum kind kind, unsigned long kb, int sc)
+{
+	return ((uint64_t)(kind + 1) << 48 | (uint64_t)kb << 16 |
+		(unsigned int)(sc + 1)) ^ (uint64_t)getpid() << 24;
+}
+
 static int run_hops(struct tcase *c)
 {
 	const struct opts *o = c->o;
@@ -1156,6 +1169,16 @@ static int run_hops(struct tcase *c)
 		to = c->sc == SC_SOFT_OFFLINE ? from : o->route[h + 1];
 		snprintf(c->where, sizeof(c->where), "hop %d (node %d -> %d)",
 			 h + 1, from, to);
+		/*
+		 * A new pattern for every hop: the destination of a copy that
+		 * was skipped may hold the previous hop's data, as the folios
+		 * that hop freed are often the ones allocated again.
+		 */
+		if (h) {
+			c->seed = seed_for(c->kind, c->kb, c->sc) ^
+				  (uint64_t)h << 56;
+			fill_pattern(c->buf, c->len, c->seed);
+		}
 		/* they race with the move; the checks want the pages back */
 		if (c->fd >= 0 && o->splicers)
 			nr_sps = splicers_start(c, sps, o->splicers);
@@ -1198,16 +1221,6 @@ static int prepare(struct tcase *c, int node)
 	if (c->kind == K_SHARED || c->kind == K_HUGETLB_SHARED)
 		return child_start(c);
 	return CASE_OK;
-}
-
-/*
- * Unique per case; the pid makes it unique per run too, so that a page
- * still holding an earlier run's copy cannot pass for this run's data.
- */
-static uint64_t seed_for(enum kind kind, unsigned long kb, int sc)
-{
-	return ((uint64_t)(kind + 1) << 48 | (uint64_t)kb << 16 |
-		(unsigned int)(sc + 1)) ^ (uint64_t)getpid() << 24;
 }
 
 static void case_init(struct tcase *c, const struct opts *o, enum kind kind,
