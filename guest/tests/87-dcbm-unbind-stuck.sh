@@ -1,0 +1,48 @@
+#!/bin/sh
+# The provider goes away while copies that will never end hold its
+# channels: every descriptor of swdma hangs, fences too, so dcbm's orphans
+# never end. Unbinding swdma's device waits for them for a minute (dcbm's
+# longest timeout), then goes on, and the provider unregisters the
+# channels; dcbm must never touch them again: dcbm/channels reads empty
+# (no KASAN report: the channels' devices are freed), dcbm is not active
+# and cannot be selected. What the orphans hold (their mappings, kept
+# destinations, the channels) is leaked for good, so this test runs last
+# in its boot. Every byte of the migration is still exact.
+. /opt/mig/tests/lib.sh
+
+P=/sys/module/swdma/parameters
+D=$MIG/dcbm
+DRV=/sys/bus/platform/drivers/swdma
+
+modprobe swdma nr_channels=2 || { echo "cannot load swdma"; exit 1; }
+modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+echo 2 > $D/nr_channels
+echo 100 > $D/timeout_ms
+select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
+echo hang > $P/fail_mode && echo 100 > $P/fail_percent || fail "cannot make swdma hang"
+snap
+migbench -s 4 -k 64 -r 1 -V 0,1 > /tmp/mb.log 2>&1 ||
+	{ cat /tmp/mb.log; fail "data not exact after migration"; }
+echo "hung engine: batches +$(delta batches) kept +$(delta kept)," \
+     "orphans $(cat $D/orphans)"
+[ "$(cat $D/orphans)" -gt 0 ] || fail "no orphan holds the channels"
+
+dmesg -c > /dev/null
+t0=$(date +%s)
+echo swdma > $DRV/unbind || fail "unbind failed"
+echo "unbind took $(( $(date +%s) - t0 )) s; orphans $(cat $D/orphans)"
+dmesg | grep -q "holds channels of this device" ||
+	fail "no warning that a copy holds the channels"
+[ "$(active)" = none ] || fail "dcbm still active without its provider"
+# the orphans' watch runs on: let it try the channels a few times
+sleep 1
+ch=$(cat $D/channels)
+[ -z "$ch" ] || fail "dcbm/channels names channels that are gone: $ch"
+select_migrator dcbm 2>/dev/null && fail "dcbm selected while orphans hold gone channels"
+if dmesg | grep -q "BUG: KASAN"; then
+	fail "KASAN: $(dmesg | grep -m1 'BUG: KASAN')"
+else
+	pass "channels of an unbound provider left alone: no KASAN report"
+fi
+echo 5000 > $D/timeout_ms
+finish
