@@ -89,12 +89,14 @@ rm -f "$RESULTS"/*-retry.*	# of an earlier run
 # dcbm's integrity matrix and its timeout race run in the swiotlb boot only
 # (below): the race is one of bounce buffers, and make test stays within
 # CI's time. 87 leaks what a hung engine holds, for good: it runs last there.
-swiotlb_only="80-dcbm-integrity 86-dcbm-timeout-race 87-dcbm-unbind-stuck"
-swiotlb_tests="80-dcbm-integrity 86-dcbm-timeout-race 84-dcbm-untrusted 87-dcbm-unbind-stuck"
+swiotlb_only="80-dcbm-integrity 86-dcbm-timeout-race"
+swiotlb_last=87-dcbm-unbind-stuck
 if [ -n "${TESTS:-}" ]; then
 	tests=$TESTS
 else
-	tests=$(cd "$TOP/guest/tests" && ls [0-9][0-9]-*.sh | sed 's/\.sh$//' | grep -v -x -F "$(printf '%s\n' $swiotlb_only)")
+	# shellcheck disable=SC2086  # a list
+	tests=$(cd "$TOP/guest/tests" && ls [0-9][0-9]-*.sh | sed 's/\.sh$//' |
+		grep -v -x -F "$(printf '%s\n' $swiotlb_only $swiotlb_last)")
 fi
 # shellcheck disable=SC2086  # lists
 boot test "" $tests
@@ -111,7 +113,8 @@ fi
 # dcbm with every DMA mapping bounced through swiotlb, as in
 # confidential-computing guests (segments capped at dma_max_mapping_size()).
 # shellcheck disable=SC2086
-[ -n "${TESTS:-}" ] || boot test-swiotlb "swiotlb=force" $swiotlb_tests
+[ -n "${TESTS:-}" ] ||
+	boot test-swiotlb "swiotlb=force" $swiotlb_only 84-dcbm-untrusted $swiotlb_last
 # The last CPU isolated, the one before it tickless: mtcopy's workers must
 # stay off both.
 last=$((${GUEST_CPUS:-4} - 1))

@@ -12,9 +12,7 @@
 P=/sys/module/swdma/parameters
 D=$MIG/dcbm
 
-modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
-modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
-echo 4 > $D/nr_channels
+dcbm_load 4
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
 
 # run LABEL: verified hops of 4K and 2M folios under the current faults

@@ -13,8 +13,7 @@ P=/sys/module/swdma/parameters
 D=$MIG/dcbm
 DRV=/sys/bus/platform/drivers/swdma
 
-modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
-modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+dcbm_load 4
 [ -e $DRV/unbind ] || { fail "swdma's device cannot be unbound through sysfs"; finish; }
 
 unbind() {	# LABEL: unbind swdma's device under running migrations

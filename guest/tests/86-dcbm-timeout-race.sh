@@ -14,9 +14,7 @@
 P=/sys/module/swdma/parameters
 D=$MIG/dcbm
 
-modprobe swdma nr_channels=2 || { echo "cannot load swdma"; exit 1; }
-modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
-echo 2 > $D/nr_channels
+dcbm_load 2
 echo 20 > $D/timeout_ms
 echo 2048 > $MIG/max_batch_pages	# 8 MiB batches of 64K folios
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }

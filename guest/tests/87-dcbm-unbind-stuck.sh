@@ -14,9 +14,7 @@ P=/sys/module/swdma/parameters
 D=$MIG/dcbm
 DRV=/sys/bus/platform/drivers/swdma
 
-modprobe swdma nr_channels=2 || { echo "cannot load swdma"; exit 1; }
-modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
-echo 2 > $D/nr_channels
+dcbm_load 2
 echo 100 > $D/timeout_ms
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
 echo hang > $P/fail_mode && echo 100 > $P/fail_percent || fail "cannot make swdma hang"

@@ -78,6 +78,13 @@ orphans_gone() {	# LABEL SECS
 		fail "$1: $(cat $MIG/dcbm/orphans) orphans left after $2 s"
 	echo "$1: orphans ended after ${t} s"
 }
+# dcbm_load NR: swdma with NR channels, and dcbm set to use NR channels;
+# the test ends if either cannot be loaded
+dcbm_load() {
+	modprobe swdma nr_channels="$1" || { echo "cannot load swdma"; exit 1; }
+	modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+	echo "$1" > $MIG/dcbm/nr_channels
+}
 # swdma_copies: descriptors swdma's channels completed (their memcpy_count)
 swdma_copies() {
 	cat /sys/devices/platform/swdma/dma/dma*chan*/memcpy_count | awk '{ n += $1 } END { print n + 0 }'
