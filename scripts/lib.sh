@@ -26,10 +26,14 @@ variant_src() {
 # Build output directory of a variant/profile pair, e.g. patched-debug.
 kernel_out() { echo "$BUILD/out/$1-$2"; }
 
-# Print the kernel's reports of bugs in a console log; true if there are any.
-# Only kernel lines ([timestamp] prefix) count: what tests print does not.
+# kernel_problems LOG...: print one line per kind of kernel report in these
+# logs of one boot (scripts/kernel-log.py: console and kmsg logs, a boot that
+# died of a stale int3 judged up to it); true if there is any, or if the
+# logs could not be judged: no verdict is not a clean verdict.
 kernel_problems() {
-	grep -E '^\[ *[0-9]+\.[0-9]+\] .*(BUG:|WARNING:|Oops|kernel BUG|Kernel panic|general protection fault|KASAN|UBSAN|possible (circular|recursive) locking|lockdep|blocked for more than|soft lockup|rcu.*stall|Call Trace:)' "$1" | head -20 >&2
+	local rc=0
+	/usr/bin/python3 "$TOP/scripts/kernel-log.py" "$@" >&2 || rc=$?
+	[ "$rc" -ne 0 ]
 }
 # stale_int3 CONSOLE_LOG: the guest died of an int3 that is no longer in
 # memory: the byte before the trapping address (marked <..> in the Code:
@@ -37,9 +41,4 @@ kernel_problems() {
 # code that another vCPU had patched (text_poke_bp() of a static key or
 # call), not a fault of the kernel: on hardware the patching CPU's
 # sync_core() IPIs exclude it (README, "The guest").
-stale_int3() {
-	local code
-	grep -q -E '^\[ *[0-9]+\.[0-9]+\] Oops: int3' "$1" || return 1
-	code=$(sed -n '/Oops: int3/,$p' "$1" | grep -m1 ' Code: ')
-	[[ $code =~ \ ([0-9a-f]{2})\ \<[0-9a-f]{2}\> ]] && [ "${BASH_REMATCH[1]}" != cc ]
-}
+stale_int3() { /usr/bin/python3 "$TOP/scripts/kernel-log.py" --stale-int3 "$1"; }
