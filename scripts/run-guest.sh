@@ -23,10 +23,12 @@
 #   GUEST_ACCEL    tcg (default) or kvm: then each guest node's memory is
 #                  bound to the host node of the same number, if there is one
 #   VERBOSE=1      show kernel messages live, not only the job's output
-# Writes results/NAME.console.log (kernel log + job output) and results/NAME.out
-# (what the job wrote to $RESULTS). Exits 1 if the guest did not finish the job
-# (or stalled), 3 if the kernel log has a BUG, WARNING, Oops, KASAN, lockdep or
-# hung-task report.
+# Writes results/NAME.console.log (kernel log + job output), results/NAME.out
+# (what the job wrote to $RESULTS), results/NAME.kmsg.log (every kernel log
+# record, from guest/kmsglog) and results/NAME.reports (the kernel-log judge's
+# verdict: one line per kind of report, scripts/kernel-log.py). Exits 1 if
+# the guest did not finish the job (or stalled), 3 if the kernel logs have a
+# report (BUG, WARNING, Oops, KASAN, lockdep, hung task, stall, leak...).
 . "$(dirname "$0")/lib.sh"
 
 variant=${1:?variant} profile=${2:?profile} name=${3:?name} job=${4:?job script}
@@ -46,7 +48,9 @@ for d in "${disks[@]}"; do [ -f "$d" ] || die "no disk image $d"; done
 mkdir -p "$RESULTS"
 console=$RESULTS/$name.console.log
 result=$RESULTS/$name.out
-: > "$console"; : > "$result"
+kmsg=$RESULTS/$name.kmsg.log
+reports=$RESULTS/$name.reports
+: > "$console"; : > "$result"; : > "$kmsg"; : > "$reports"
 
 # Every exit path (normal, die, ^C) stops the watchdog and QEMU and waits for
 # them and the console tail, so that nothing outlives this script.
@@ -117,7 +121,7 @@ args=(
 	-kernel "$out/arch/x86/boot/bzImage" -initrd "$jobdir/initrd"
 	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 watchdog_thresh=60${GUEST_APPEND:+ $GUEST_APPEND}"
 	-display none -monitor none -nic none -no-reboot
-	-serial file:"$console" -serial file:"$result"
+	-serial file:"$console" -serial file:"$result" -serial file:"$kmsg"
 )
 # virtio-blk devices are named in the order of their PCI slots, i.e. of -drive.
 for d in "${disks[@]}"; do args+=(-drive file="$d",if=virtio,format=raw); done
@@ -162,10 +166,17 @@ wait $qpid && rc=0 || rc=$?
 qpid=""
 wait $tpid 2>/dev/null || true	# let the tail print the last lines
 
+# The judge's verdict on every boot, finished or not (a stale int3's boot is
+# judged up to it): on standard error and in NAME.reports.
+problems=0
+kernel_problems "$console" "$kmsg" 2> "$reports" || problems=1
+if [ -s "$reports" ]; then
+	warn "kernel log of $name:"
+	sed 's/^/  /' "$reports" >&2
+fi
 if [ -e "$stalled" ]; then
 	warn "guest stalled: no console output for $stall s; its last lines:"
 	tail -n 5 "$console" >&2
-	kernel_problems "$console" || true
 	exit 1
 fi
 [ "$rc" -eq 124 ] && warn "guest timed out after ${timeout}s"
@@ -173,7 +184,5 @@ if ! grep -q '^init: job finished' "$console"; then
 	warn "the guest did not finish its job (qemu exit $rc)"
 	exit 1
 fi
-if kernel_problems "$console"; then
-	exit 3
-fi
+[ "$problems" -eq 0 ] || exit 3
 exit 0
