@@ -53,7 +53,7 @@ cp "$out"/guest/* "$out"/selftests/* "$bin/"
 mkdir -p "$stage/opt/mig/kmod"
 cp "$kmod"/*.ko "$stage/opt/mig/kmod/"
 cp /sbin/e2fsck.static "$bin/"	# static: the guest has no shared libc
-install -m 644 "$TOP"/guest/tests/*.sh "$stage/opt/mig/tests/"
+install -m 644 "$TOP"/guest/tests/*.sh "$TOP"/guest/tests/settings "$stage/opt/mig/tests/"
 install -m 755 "$TOP/guest/bench.sh" "$stage/opt/mig/bench.sh"
 install -m 755 "$TOP/guest/bench-host-check.sh" "$stage/opt/mig/bench-host-check.sh"
 [ -d "$out/mods/lib/modules" ] && cp -a "$out"/mods/lib/modules/* "$stage/lib/modules/"

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# make test: build the patched kernel (debug config), boot it with 4 vCPUs,
-# run every guest test but dcbm's integrity matrix, timeout race and stuck
-# unbind, and judge the kernel log; then boot it again with swiotlb=force
-# for those and dcbm's untrusted-provider test, and with isolcpus= and
-# nohz_full= for mtcopy's placement test.
+# make test: self-test the kernel-log judge, build the patched kernel (debug
+# config), boot it with 4 vCPUs, run every guest test but dcbm's integrity
+# matrix, timeout race and stuck unbind, and judge the kernel log; then boot
+# it again with swiotlb=force for those, dcbm's untrusted-provider test and
+# the DMA-API check, and with isolcpus= and nohz_full= for mtcopy's
+# placement test. Writes results/test.ktap and results/test.json.
 #   TESTS="10-migbench-verify ..."  run only these guest tests (one boot)
-# Last line: "N passed, N failed"; exit status non-zero on any failure.
+# Last line: "N passed, N failed[, N skipped]"; exit status non-zero on any
+# failure, or on a skip that guest/tests/skips does not allow.
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/scripts/deps.sh"
@@ -13,14 +15,17 @@
 "$TOP/scripts/build-kernel.sh" patched debug
 "$TOP/scripts/initramfs.sh" patched debug
 
-# boot NAME APPEND TEST...: one guest running these tests (all if none);
-# its TAP goes to results/NAME.out, its kernel log is judged as one more test.
+# boot NAME APPEND TEST...: one guest running these tests (all if none):
+# its KTAP goes to results/NAME.out, the judge's verdict on its kernel logs
+# to results/NAME.reports, how it ended to results/NAME.boot; the report
+# (scripts/test-report.py) makes the verdicts of all boots.
 # All tests take about 45 minutes in one boot: a stuck guest is caught by
-# GUEST_STALL, the hard limit only has to be above that.
-passed=0 failed=0 skipped=0
+# GUEST_STALL and each test by its time limit (guest/tests/settings), the
+# hard limit only has to be above that.
+boots=()
 retry=1
 boot() {
-	local name=$1 append=$2 list="" t rc=0 out n left=""
+	local name=$1 append=$2 list="" t rc=0 out left="" ended
 	shift 2
 	for t in "$@"; do list="$list /opt/mig/tests/$t.sh"; done
 	echo "sh /opt/mig/tests/run.sh$list" > "$job"
@@ -46,45 +51,42 @@ boot() {
 		"$TOP/scripts/run-guest.sh" patched debug "$name" "$job" || rc=$?
 
 	out=$RESULTS/$name.out
-	n=$(grep -c -E '^ok [0-9]+ ' "$out" || true)
-	t=$(grep -c -E '^ok [0-9]+ .*# SKIP' "$out" || true)
-	skipped=$((skipped + t)) passed=$((passed + n - t))
-	n=$(grep -c -E '^not ok ' "$out" || true)
-	failed=$((failed + n))
 	grep -E '^(not )?ok ' "$out" | sed "s/^/$name: /" || true
-	# A guest killed by a stale int3 (QEMU, see stale_int3) runs the tests
-	# that did not report again, once, in a new boot; this boot's verdict
-	# is then a skip, said as such.
-	if [ "$rc" -ne 0 ] && [ "$retry" = 1 ] && stale_int3 "$RESULTS/$name.console.log"; then
+	if grep -q '^init: job finished' "$RESULTS/$name.console.log"; then
+		ended="finished"
+	elif stale_int3 "$RESULTS/$name.console.log"; then
+		ended="died of a stale int3 (QEMU TCG, not the kernel: see README)"
+	else
+		ended="did not finish: crashed, stalled or timed out (qemu exit $rc; see results/$name.console.log)"
+	fi
+	{ echo "tests=$*"; echo "ended=$ended"
+	  [ "$ended" != finished ] || echo "finished=yes"; } > "$RESULTS/$name.boot"
+	boots+=("$name")
+	# A guest killed by a stale int3 (its log judged up to it) runs the
+	# tests that did not report again, once, in a new boot.
+	if [ "$retry" = 1 ] && [ "${ended#died of a stale int3}" != "$ended" ]; then
 		for t in "$@"; do
 			grep -q -E "^(not )?ok [0-9]+ $t( |\$)" "$out" || left="$left $t"
 		done
-		skipped=$((skipped + 1))
-		echo "$name: skipped - the guest died of a stale int3 (QEMU TCG, not the kernel: see README); again in $name-retry:$left"
+		echo "retry=$name-retry" >> "$RESULTS/$name.boot"
+		echo "$name: the guest $ended; again in $name-retry:$left"
 		retry=0
 		# shellcheck disable=SC2086  # a list
 		[ -z "$left" ] || boot "$name-retry" "$append" $left
 		retry=1
-		return
 	fi
-	t=$(sed -n 's/^1\.\.\([0-9]*\)$/\1/p' "$out" | head -1)
-	t=$(( ${t:-1} - $(grep -c -E '^(not )?ok [0-9]+ ' "$out" || true) ))
-	if [ "$t" -gt 0 ]; then
-		warn "$name: $t planned tests did not report (guest crashed or timed out)"
-		failed=$((failed + t))
-	fi
-	case $rc in
-	0) passed=$((passed + 1)); echo "$name: ok - kernel log clean" ;;
-	3) failed=$((failed + 1)); echo "$name: not ok - kernel log clean (see results/$name.console.log)" ;;
-	*) failed=$((failed + 1)); echo "$name: not ok - guest did not finish (exit $rc)" ;;
-	esac
 }
 
 disks=("$BUILD/test-disk.img" "$BUILD/test-raw.img" "$BUILD/test-ext4-1k.img"
        "$BUILD"/test-raid{0,1,2}.img)
 job=$(mktemp)
 trap 'rm -f "$job"' EXIT
-rm -f "$RESULTS"/*-retry.*	# of an earlier run
+mkdir -p "$RESULTS"
+rm -f "$RESULTS"/*.boot "$RESULTS"/*-retry.* "$RESULTS"/test.*	# of an earlier run
+
+# The kernel-log judge first: every "kernel log clean" below rests on it.
+log "self-test of the kernel-log judge"
+"$TOP/scripts/test-judge.sh" > "$RESULTS/judge.ktap" || warn "the kernel-log judge fails its self-test"
 
 # dcbm's integrity matrix and its timeout race run in the swiotlb boot only
 # (below): the race is one of bounce buffers, and make test stays within
@@ -112,16 +114,16 @@ if grep -q '^ *path: ' "${logs[@]}"; then
 fi
 # dcbm with every DMA mapping bounced through swiotlb, as in
 # confidential-computing guests (segments capped at dma_max_mapping_size()).
+# 95 checks DMA-API debugging after the DMA tests of this boot too, before
+# 87 leaks its mappings.
 # shellcheck disable=SC2086
 [ -n "${TESTS:-}" ] ||
-	boot test-swiotlb "swiotlb=force" $swiotlb_only 84-dcbm-untrusted $swiotlb_last
+	boot test-swiotlb "swiotlb=force" $swiotlb_only 84-dcbm-untrusted 95-dma-api-debug $swiotlb_last
 # The last CPU isolated, the one before it tickless: mtcopy's workers must
 # stay off both.
 last=$((${GUEST_CPUS:-4} - 1))
 [ -n "${TESTS:-}" ] ||
 	boot test-isolation "isolcpus=$last nohz_full=$((last - 1))" 93-mtcopy-placement
 
-summary="$passed passed, $failed failed"
-[ "$skipped" -gt 0 ] && summary="$summary, $skipped skipped"
-echo "$summary"
-[ "$failed" -eq 0 ]
+/usr/bin/python3 "$TOP/scripts/test-report.py" --kunit "$TREE/tools/testing/kunit" \
+	--results "$RESULTS" --skips "$TOP/guest/tests/skips" "$RESULTS/judge.ktap" "${boots[@]}"

@@ -1,11 +1,26 @@
 # Helpers for the guest tests; sourced.
 MIG=/sys/kernel/mm/migration
-fails=0
 
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-pass() { echo "ok: $*"; }
-# Exit with the verdict of the checks made so far.
-finish() { [ "$fails" -eq 0 ] && exit 0; echo "$fails checks failed"; exit 1; }
+# A sub-check's result: said on the output, and kept in $SUBRESULTS (a
+# file, so that a check in a subshell or a pipeline counts too), from which
+# run.sh makes the test's nested KTAP results. Name the check in MSG.
+fails=0
+result() {	# ok|not ok|skip, MSG
+	[ -n "${SUBRESULTS:-}" ] || return 0
+	case $1 in
+	skip) printf 'ok %s # SKIP\n' "$(printf '%s' "$2" | tr '#\n' '  ')" ;;
+	*) printf '%s %s\n' "$1" "$(printf '%s' "$2" | tr '#\n' '  ')" ;;
+	esac >> "$SUBRESULTS"
+}
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); result "not ok" "$*"; }
+pass() { echo "ok: $*"; result ok "$*"; }
+skip() { echo "skip: $*"; result skip "$*"; }
+# Exit with the verdict of the checks made so far (in any subshell too).
+finish() {
+	[ -z "${SUBRESULTS:-}" ] || fails=$(grep -c '^not ok' "$SUBRESULTS")
+	[ "$fails" -eq 0 ] && exit 0
+	echo "$fails checks failed"; exit 1
+}
 
 counter() { cat "$MIG/stats/$1"; }
 # Snapshot all counters into variables s_<name>; delta NAME prints the change.

@@ -1,26 +1,79 @@
 #!/bin/sh
-# In-guest test runner: runs every /opt/mig/tests/NN-*.sh (or the ones named
-# as arguments) and reports TAP on $RESULTS. A test exits 0 (pass), 4 (skip,
-# the kselftest convention) or anything else (fail); its output goes to the
-# console, indented.
-tests=${*:-$(ls /opt/mig/tests/[0-9][0-9]-*.sh)}
+# In-guest test runner, after kselftest's runner.sh: runs every
+# /opt/mig/tests/NN-*.sh (or the ones named as arguments), each in its own
+# session under the time limit of tests/settings, and reports KTAP on
+# $RESULTS. A test exits 0 (pass), 4 (skip, the kselftest convention) or
+# anything else (fail); its output goes to the console, indented, and into
+# the KTAP as diagnostics; its sub-checks (fail/pass/skip of tests/lib.sh,
+# kept in $SUBRESULTS) become its nested results. A test that exits 0 with
+# a failed sub-check fails.
+dir=/opt/mig/tests
+tests=${*:-$(ls $dir/[0-9][0-9]-*.sh)}
+export SUBRESULTS=/tmp/subresults
+log=/tmp/test.log
+
+# limit NAME: seconds NAME may run (tests/settings: timeout=, NAME=)
+limit() {
+	sed -n -e "s/^$1=\([0-9]*\)$/\1/p" -e 's/^timeout=\([0-9]*\)$/\1/p' $dir/settings | tail -1
+}
+# Emit a test's sub-results, numbered, indented as its nested KTAP.
+nested() {	# NAME
+	m=$(grep -c . $SUBRESULTS)
+	[ "$m" -gt 0 ] || { sed 's/^/# /' $log; return; }
+	echo "    KTAP version 1"
+	echo "    # Subtest: $1"
+	sed 's/^/    # /' $log
+	echo "    1..$m"
+	awk '{ s = "ok"; if (sub(/^not ok /, "")) s = "not ok"; else sub(/^ok /, "")
+	       print "    " s " " NR " " $0 }' $SUBRESULTS
+}
+
+# A test runs in its own session (setsid runs it in place: its pid is the
+# session's); what is left of the session when it ends is killed. A test
+# that outlives its limit is killed with its session; one that cannot be
+# killed (stuck in the kernel) is left behind after 20 s and the runner goes
+# on: the kernel log (a hung task) tells the rest.
+trap 'abandoned=1' USR1
 n=0
-echo "1..$(echo "$tests" | wc -w)" > "$RESULTS"
+exec 3> "$RESULTS"
+echo "KTAP version 1" >&3
+echo "1..$(echo "$tests" | wc -w)" >&3
 for t in $tests; do
 	n=$((n + 1))
 	name=$(basename "$t" .sh)
+	secs=$(limit "$name")
+	: > $SUBRESULTS
 	echo "### $name"
 	start=$(date +%s)
-	{ sh "$t" 2>&1; echo $? > /tmp/rc; } | sed 's/^/  /'
-	rc=$(cat /tmp/rc 2>/dev/null || echo 1)
-	rm -f /tmp/rc
+	out=/tmp/out.$n
+	mkfifo $out
+	tee $log < $out | sed 's/^/  /' &
+	reader=$!
+	rm -f /tmp/timedout
+	setsid sh "$t" > $out 2>&1 3>&- &
+	pid=$!
+	( sleep "$secs" & s=$!; trap 'kill $s; exit' TERM; wait $s
+	  touch /tmp/timedout; kill -KILL -- -$pid
+	  sleep 20; kill -USR1 $$ ) 2>/dev/null &
+	killer=$!
+	abandoned=0
+	wait $pid; rc=$?
+	kill $killer 2>/dev/null
+	[ "$abandoned" = 1 ] || kill -KILL -- -$pid 2>/dev/null
+	[ "$abandoned" = 1 ] || wait $reader
+	rm -f $out
 	secs=$(( $(date +%s) - start ))
-	case $rc in
-	0) res="ok $n $name" ;;
-	4) res="ok $n $name # SKIP" ;;
-	*) res="not ok $n $name # exit $rc" ;;
-	esac
+	if [ -e /tmp/timedout ]; then
+		res="not ok $n $name # TIMEOUT after $(limit "$name") s"
+	elif [ "$rc" = 4 ]; then
+		res="ok $n $name # SKIP $(tail -n 1 $log | tr -d '#')"
+	elif [ "$rc" != 0 ]; then
+		res="not ok $n $name # exit $rc"
+	elif grep -q '^not ok' $SUBRESULTS; then
+		res="not ok $n $name # a sub-check failed"
+	else
+		res="ok $n $name"
+	fi
 	echo "$res (${secs}s)"
-	echo "$res" > "$RESULTS"
+	{ nested "$name"; echo "$res"; } >&3
 done
-echo "# done" > "$RESULTS"
