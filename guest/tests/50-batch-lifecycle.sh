@@ -28,4 +28,5 @@ done
 
 stop_migrations select/unload
 [ "$(active)" = none ] || fail "final migrator list: $(cat $MIG/migrator)"
+leak_check "migrators loaded, selected and unloaded"
 finish

@@ -82,4 +82,5 @@ rmmod dcbm || fail "rmmod dcbm (shared)"
 rmmod async_tx || fail "rmmod async_tx"
 rmmod swdma || fail "rmmod swdma (shared)"
 [ "$(active)" = none ] || fail "final migrator list: $(cat $MIG/migrator)"
+leak_check "dcbm and swdma loaded, selected and unloaded"
 finish

@@ -53,4 +53,5 @@ migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 [ "$(delta folios)" -gt 0 ] || fail "after the rebind: dcbm copied nothing"
 select_migrator none
 rmmod dcbm swdma || fail "cannot unload dcbm and swdma"
+leak_check "swdma unbound under dcbm"
 finish

@@ -17,4 +17,5 @@ while [ $i -lt 10 ]; do
 	i=$((i + 1))
 done
 stop_migrations "thread changes/unload"
+leak_check "mtcopy loaded, reconfigured and unloaded"
 finish

@@ -204,3 +204,20 @@ in_cgroups() {
 }
 # cpu_stat DIR FIELD: a field of DIR/cpu.stat (microseconds)
 cpu_stat() { awk -v f="$2" '$1 == f { print $2 }' "$1/cpu.stat"; }
+
+# kmemleak (CONFIG_DEBUG_KMEMLEAK, no automatic scans): leak_check LABEL
+# scans now and fails if it finds an object nothing points to (shown with
+# its allocation's stack); what it found is then cleared, so that the next
+# check reports only new leaks. run.sh checks at the end of each boot too.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+leak_check() {
+	[ -e $KMEMLEAK ] || { skip "$1: no kmemleak in this kernel"; return; }
+	echo scan > $KMEMLEAK
+	if grep -q unreferenced $KMEMLEAK; then
+		head -40 $KMEMLEAK
+		fail "$1: kmemleak found $(grep -c unreferenced $KMEMLEAK) unreferenced objects"
+		echo clear > $KMEMLEAK
+	else
+		pass "$1: kmemleak found no leak"
+	fi
+}

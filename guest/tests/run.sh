@@ -28,12 +28,36 @@ nested() {	# NAME
 	       print "    " s " " NR " " $0 }' $SUBRESULTS
 }
 
+# watch PID SECS NAME: say on the console every minute that NAME still runs
+# (GUEST_STALL is for a guest whose userspace is stuck, not for a long
+# test); past SECS, kill the session of PID, and after 20 s more tell the
+# runner (USR1) to leave it behind.
+watch() {
+	trap 'kill $s 2>/dev/null; exit' TERM
+	i=0
+	while [ $i -lt "$2" ]; do
+		sleep 5 & s=$!
+		wait $s
+		i=$((i + 5))
+		[ $((i % 60)) -ne 0 ] || echo "  [$3: running for $i s]"
+	done
+	touch /tmp/timedout
+	kill -KILL -- -"$1" 2>/dev/null
+	sleep 20
+	kill -USR1 $$
+}
+
 # A test runs in its own session (setsid runs it in place: its pid is the
 # session's); what is left of the session when it ends is killed. A test
 # that outlives its limit is killed with its session; one that cannot be
 # killed (stuck in the kernel) is left behind after 20 s and the runner goes
 # on: the kernel log (a hung task) tells the rest.
 trap 'abandoned=1' USR1
+# kmemleak: forget what boot left behind, so that a scan reports the tests'
+# leaks; the last scan's findings ("kmemleak: N new suspected memory
+# leaks", KERN_INFO) go to the kmsg log, which the host judges.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+[ ! -e $KMEMLEAK ] || { echo scan > $KMEMLEAK; echo clear > $KMEMLEAK; }
 n=0
 exec 3> "$RESULTS"
 echo "KTAP version 1" >&3
@@ -52,13 +76,11 @@ for t in $tests; do
 	rm -f /tmp/timedout
 	setsid sh "$t" > $out 2>&1 3>&- &
 	pid=$!
-	( sleep "$secs" & s=$!; trap 'kill $s; exit' TERM; wait $s
-	  touch /tmp/timedout; kill -KILL -- -$pid
-	  sleep 20; kill -USR1 $$ ) 2>/dev/null &
-	killer=$!
+	watch $pid "$secs" "$name" &
+	watcher=$!
 	abandoned=0
 	wait $pid; rc=$?
-	kill $killer 2>/dev/null
+	kill $watcher 2>/dev/null
 	[ "$abandoned" = 1 ] || kill -KILL -- -$pid 2>/dev/null
 	[ "$abandoned" = 1 ] || wait $reader
 	rm -f $out
@@ -77,3 +99,7 @@ for t in $tests; do
 	echo "$res (${secs}s)"
 	{ nested "$name"; echo "$res"; } >&3
 done
+if [ -e $KMEMLEAK ]; then
+	echo scan > $KMEMLEAK
+	head -60 $KMEMLEAK
+fi

@@ -1,0 +1,82 @@
+#!/bin/sh
+# The batch path allocates only without reclaim (GFP_NOWAIT: the core's
+# copied/kept bitmaps for batches over 512 folios, mtcopy's batch, dcbm's
+# tables and descriptors) and copies with the CPU what it cannot. Kernel
+# fault injection (failslab, fail_page_alloc) fails every such allocation
+# made from the migrator's code (a stack filter on its address range) by
+# the migrating task alone: under kernel, mtcopy and dcbm, every byte must
+# arrive, the injected failures must have happened, and stats/fallback_nomem
+# must count the folios the CPU copied for want of memory.
+. /opt/mig/tests/lib.sh
+
+F=/sys/kernel/debug
+[ -d $F/failslab ] && [ -d $F/fail_page_alloc ] ||
+	{ fail "no failslab or fail_page_alloc in this kernel"; finish; }
+TIMES=100000
+
+# range SYMBOL|[MODULE]: "start end" of a function, or of a module's text
+range() {
+	sort /proc/kallsyms | awk -v s="$1" '
+		e { next }
+		$2 ~ /^[tT]$/ && (s ~ /^\[/ ? $4 == s : $3 == s) { if (!a) a = $1; l = $1; next }
+		a && $1 != l { e = $1 }
+		END { if (a && e) print "0x" a, "0x" e }'
+}
+inject() {	# START END: fail allocations made from [START, END)
+	for a in failslab fail_page_alloc; do
+		echo 0 > $F/$a/probability
+		echo "$1" > $F/$a/require-start
+		echo "$2" > $F/$a/require-end
+		echo 32 > $F/$a/stacktrace-depth
+		echo Y > $F/$a/task-filter
+		echo 0 > $F/$a/verbose
+		echo 1 > $F/$a/interval
+		echo $TIMES > $F/$a/times
+		[ $a = failslab ] || echo 0 > $F/$a/min-order
+		echo 100 > $F/$a/probability
+	done
+}
+injected() {	# failures injected since inject
+	echo $(( 2 * TIMES - $(cat $F/failslab/times) - $(cat $F/fail_page_alloc/times) ))
+}
+stop() {
+	for a in failslab fail_page_alloc; do
+		echo 0 > $F/$a/probability
+		echo N > $F/$a/task-filter
+		echo 0 > $F/$a/require-start; echo 0 > $F/$a/require-end
+	done
+}
+
+echo syscall_or_cpuset > $MIG/reasons
+echo 2048 > $MIG/max_batch_pages || fail "max_batch_pages 2048 rejected"
+for m in kernel mtcopy dcbm; do
+	case $m in
+	kernel)	r=$(range migrate_folios_batch_copy)
+		[ -n "$r" ] || r=$(range migrate_pages_batch) ;;
+	mtcopy)	modprobe migrate_mtcopy && echo 1 > $MIG/mtcopy/min_batch_pages
+		r=$(range "[migrate_mtcopy]") ;;
+	dcbm)	modprobe swdma nr_channels=2 && modprobe dcbm
+		r=$(range "[dcbm]") ;;
+	esac
+	select_migrator $m || { fail "$m: cannot select it"; continue; }
+	[ -n "$r" ] || { fail "$m: no address range for its code"; continue; }
+	# shellcheck disable=SC2086  # two words
+	inject $r
+	snap
+	# 4K folios in batches of 2048 pages (the core's bitmaps), 64K and 2M
+	sh -c 'echo 1 > /proc/self/make-it-fail && exec migbench -s 16 -k 4,64,2048 -r 1 -V 0,1,0' \
+		> /tmp/nomem.log 2>&1 || { cat /tmp/nomem.log; fail "$m: data not exact under allocation failures"; }
+	n=$(injected)
+	stop
+	echo "$m: code $r, $n allocations failed; folios +$(delta folios)" \
+	     "nomem +$(delta fallback_nomem) error +$(delta fallback_error)"
+	[ "$n" -gt 0 ] || fail "$m: no allocation failure was injected"
+	[ "$(delta fallback_nomem)" -gt 0 ] || fail "$m: no folio counted in fallback_nomem"
+	[ "$(delta fallback_error)" -eq 0 ] || fail "$m: allocation failures counted as copy errors"
+	[ "$n" -gt 0 ] && [ "$(delta fallback_nomem)" -gt 0 ] && pass "$m: data exact, allocation failures counted"
+done
+select_migrator none
+echo 512 > $MIG/max_batch_pages
+echo all > $MIG/reasons
+for mod in dcbm swdma migrate_mtcopy; do rmmod $mod || fail "cannot unload $mod"; done
+finish
