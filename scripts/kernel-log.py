@@ -1,24 +1,24 @@
 #!/usr/bin/env python3
 """The kernel-log judge: one title per report of a bug in a guest's logs.
 
-    kernel-log.py LOG...              print "N x TITLE" per kind of report
-    kernel-log.py --stale-int3 LOG    exit 0 if the boot died of a stale int3
+    kernel-log.py LOG...     print "N x TITLE" per kind of report
 
 LOG is a console log (kernel messages and the job's output share ttyS0, so a
 kernel line may start in the middle of a line of the job) or a kmsg log
 (guest/kmsglog: every record of /dev/kmsg, at every level, one per line).
 A report is found wherever a "[ seconds.micros] " stamp is followed by one of
 the report forms below; the same report seen in two logs (same stamp and
-title) counts once.
+title) counts once.  A log without the kernel's first line ("Linux
+version"), or one that says kmsglog lost records, cannot be judged.
 
 Exit status: 0 clean, 1 reports found, 2 the judge could not judge (no
 verdict: a caller must not take it as clean).
 
 A boot that died of a stale int3 (QEMU's multi-threaded TCG let a vCPU run
 an int3 that text_poke_bp() had already replaced: the byte before the
-trapping address, <..> in the Code: line, is no longer 0xcc) is judged up to
-that Oops; the Oops and what follows are QEMU's, reported as a note on
-standard output ("stale int3: ..."), not as a kernel report.
+trapping address, <..> in the Code: line, is no longer 0xcc) has its logs
+judged up to that Oops; the Oops and what follows are QEMU's, said in a
+first line "stale int3 (QEMU, not the kernel): ...", not as a report.
 """
 import re
 import sys
@@ -45,10 +45,18 @@ REPORTS = [
     (r'general protection fault', r'general protection fault'),
     (r'Kernel panic - not syncing: (.*)', r'Kernel panic: \1'),
     (r'INFO: task (\S+?):\d+ blocked for more than', r'hung task: \1'),
-    (r'INFO: (\S+) (self-)?detected stall', r'RCU stall (\1)'),
+    (r'INFO: (\S+) (self-)?detected (expedited )?stall', r'RCU stall (\1)'),
     (r'Watchdog detected hard LOCKUP', r'hard lockup'),
     (r'kmemleak: \d+ new suspected memory leaks', r'kmemleak: suspected memory leaks'),
+    (r'kmemleak: (Cannot allocate|Kernel memory leak detector disabled)',
+     r'kmemleak: \1 (leaks no longer checked)'),
+    (r'ODEBUG: (Out of memory)', r'ODEBUG: \1 (objects no longer checked)'),
     (r'EXT4-fs error \(device (\S+)\)', r'EXT4-fs error on \1'),
+    (r'Aborting journal on device (\S+)', r'journal aborted on \1'),
+    (r'Buffer I/O error on dev (\S+)', r'Buffer I/O error on \1'),
+    (r'Out of memory: Killed process \d+ \((\S+)\)', r'OOM kill of \1'),
+    (r'(\S+)\[\d+\]: segfault at', r'segfault of \1'),
+    (r'kmsglog: \d+ records lost', r'kmsglog lost records (the log is incomplete)'),
     (r'list_(add|del) corruption', r'list_\1 corruption'),
     (r'Call Trace:', None),     # a stack: part of the report before it, if any
 ]
@@ -56,11 +64,14 @@ REPORTS = [(re.compile(form), title) for form, title in REPORTS]
 # A stack dump within this many seconds of a report belongs to it.
 STACK_OF_REPORT = 5.0
 
-NUMBERS = re.compile(r'0x[0-9a-f]+|(?<![A-Za-z])\d+')
+NUMBERS = re.compile(r'0x[0-9a-f]+|(?<![A-Za-z0-9])\d+')
 SOURCE = re.compile(r'\S+\.[chS]:\d+(:\d+)?')   # file:line, kept as it is
 # What some reports start with: "watchdog: BUG: soft lockup", "rcu: INFO: ..."
 PREFIX = re.compile(r'(\w+: )(?=[A-Z])')
-STALE_INT3 = re.compile(r'\[ *\d+\.\d+\] Oops: int3')
+STALE_INT3 = re.compile(r'\[ *(\d+\.\d+)\] Oops: int3')
+# What dump_stack() prints before a stack: not what the stack is about.
+DUMP_HEADER = re.compile(r'(CPU: \d+ |Hardware name: |Tainted: |<TASK>|</TASK>|'
+                         r'Workqueue: |Call Trace:| )')
 CODE_BEFORE_TRAP = re.compile(r' Code: .* ([0-9a-f]{2}) <([0-9a-f]{2})>')
 
 
@@ -84,15 +95,27 @@ def title_of(text):
 
 
 def stale_int3(lines):
-    """Index of the line of the Oops of a stale int3, or None."""
+    """(stamp, text) of the Oops of a stale int3 in these lines, or None."""
     for i, line in enumerate(lines):
-        if STALE_INT3.search(line):
+        m = STALE_INT3.search(line)
+        if m:
             for code in lines[i:i + 60]:
-                m = CODE_BEFORE_TRAP.search(code)
-                if m:
-                    return i if m.group(1) != 'cc' else None
+                c = CODE_BEFORE_TRAP.search(code)
+                if c:
+                    if c.group(1) == 'cc':
+                        return None
+                    return float(m.group(1)), line[line.find('Oops'):].strip()
             return None
     return None
+
+
+def until(lines, stamp):
+    """The lines before the first one stamped at or after stamp."""
+    for i, line in enumerate(lines):
+        m = STAMP.search(line)
+        if m and float(m.group(1)) >= stamp:
+            return lines[:i]
+    return lines
 
 
 def reports(lines):
@@ -113,36 +136,35 @@ def reports(lines):
             elif title is not None:
                 found.append((stamp, title))
                 last_report = stamp
-            else:
+            elif not DUMP_HEADER.match(text):
                 previous = text.strip()
     return found
 
 
-def main(argv):
-    only_int3 = argv[:1] == ['--stale-int3']
-    paths = argv[1:] if only_int3 else argv
+def main(paths):
     if not paths:
         print(__doc__.split('\n\n')[1], file=sys.stderr)
         return 2
-    seen = {}
-    died = None
+    logs = {}
     for path in paths:
         try:
             with open(path, errors='replace') as f:
-                lines = f.read().split('\n')
+                logs[path] = f.read().split('\n')
         except OSError as e:
             print(f'kernel-log: cannot read {path}: {e.strerror}', file=sys.stderr)
             return 2
-        cut = stale_int3(lines)
-        if cut is not None:
-            died = died or lines[cut][lines[cut].find('Oops'):].strip()
-            lines = lines[:cut]
-        for stamp, title in reports(lines):
-            seen.setdefault(title, set()).add(stamp)
-    if only_int3:
-        return 0 if died else 1
+        if not any('Linux version' in line for line in logs[path][:50]):
+            print(f'kernel-log: {path} does not start with the kernel\'s first line',
+                  file=sys.stderr)
+            return 2
+    # Every log up to the stale int3, wherever it was seen whole.
+    died = next(filter(None, map(stale_int3, logs.values())), None)
     if died:
-        print(f'stale int3 (QEMU, not the kernel): {died}')
+        print(f'stale int3 (QEMU, not the kernel): {died[1]}')
+    seen = {}
+    for lines in logs.values():
+        for stamp, title in reports(until(lines, died[0]) if died else lines):
+            seen.setdefault(title, set()).add(stamp)
     for title, stamps in sorted(seen.items(), key=lambda t: min(t[1])):
         print(f'{len(stamps)} x {title}')
     return 1 if seen else 0

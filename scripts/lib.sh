@@ -27,18 +27,12 @@ variant_src() {
 kernel_out() { echo "$BUILD/out/$1-$2"; }
 
 # kernel_problems LOG...: print one line per kind of kernel report in these
-# logs of one boot (scripts/kernel-log.py: console and kmsg logs, a boot that
-# died of a stale int3 judged up to it); true if there is any, or if the
-# logs could not be judged: no verdict is not a clean verdict.
+# logs of one boot (scripts/kernel-log.py: console and kmsg logs; a boot that
+# died of a stale int3 of QEMU is judged up to it, and the first line says
+# so); true if there is any, or if the logs could not be judged: no verdict
+# is not a clean verdict.
 kernel_problems() {
 	local rc=0
 	/usr/bin/python3 "$TOP/scripts/kernel-log.py" "$@" >&2 || rc=$?
 	[ "$rc" -ne 0 ]
 }
-# stale_int3 CONSOLE_LOG: the guest died of an int3 that is no longer in
-# memory: the byte before the trapping address (marked <..> in the Code:
-# line) is not 0xcc. That is a vCPU of QEMU's multi-threaded TCG running
-# code that another vCPU had patched (text_poke_bp() of a static key or
-# call), not a fault of the kernel: on hardware the patching CPU's
-# sync_core() IPIs exclude it (README, "The guest").
-stale_int3() { /usr/bin/python3 "$TOP/scripts/kernel-log.py" --stale-int3 "$1"; }

@@ -119,7 +119,7 @@ args=(
 	-numa node,nodeid=2,memdev=m2,initiator=0
 	"${hmat[@]}"
 	-kernel "$out/arch/x86/boot/bzImage" -initrd "$jobdir/initrd"
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 watchdog_thresh=60${GUEST_APPEND:+ $GUEST_APPEND}"
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 log_buf_len=8M watchdog_thresh=60${GUEST_APPEND:+ $GUEST_APPEND}"
 	-display none -monitor none -nic none -no-reboot
 	-serial file:"$console" -serial file:"$result" -serial file:"$kmsg"
 )
@@ -169,7 +169,7 @@ wait $tpid 2>/dev/null || true	# let the tail print the last lines
 # The judge's verdict on every boot, finished or not (a stale int3's boot is
 # judged up to it): on standard error and in NAME.reports.
 problems=0
-kernel_problems "$console" "$kmsg" 2> "$reports" || problems=1
+! kernel_problems "$console" "$kmsg" 2> "$reports" || problems=1
 if [ -s "$reports" ]; then
 	warn "kernel log of $name:"
 	sed 's/^/  /' "$reports" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""make test's verdict: the boots' KTAP as one document, parsed with the
-kernel's own KTAP parser (tools/testing/kunit/kunit_parser.py).
+"""make test's verdict: the boots' KTAP as one document, which the kernel's
+own KTAP parser (tools/testing/kunit/kunit_parser.py) reads back.
 
     test-report.py --kunit DIR --results DIR --skips FILE JUDGE_KTAP BOOT...
 
@@ -8,107 +8,142 @@ JUDGE_KTAP is the judge's self-test (scripts/test-judge.sh); each BOOT is
 the name of a boot of scripts/test.sh, whose files in the results directory
 are NAME.out (the guest's KTAP, guest/tests/run.sh), NAME.reports (the
 kernel-log judge's verdict, scripts/run-guest.sh) and NAME.boot (the tests
-it was to run, how it ended).  Writes test.ktap (the document), test.json
-(the parsed tree) and test.parse.log (the parser's own account); prints the
-failures, the kernel reports and, last, "N passed, N failed[, N skipped]"
-over the top-level results of each boot.  A skip that the skips file does
-not allow is a failure.  Exit status 1 if anything failed.
+it was to run, how it ended, the boot that ran again what it had not).
+
+Writes test.ktap: the judge's self-test, then each boot with its tests (and
+their sub-checks), "guest finished its job" and "kernel log clean".  Prints
+the failures with their failing sub-checks and kernel report titles and,
+last, "N passed, N failed[, N skipped]" over the top-level results of the
+boots, the self-test counting as one.  A skip, of a test or of a sub-check
+(TEST/SUB-CHECK), fails unless the skips file allows it; the harness's own
+skips (tests a stale int3 of QEMU kept from running, run again in a retry
+boot) are allowed.  test.json has the summary and the tree as the kernel's
+parser read it (test.parse.log: its account).  Exit status 1 on a failure.
 """
 import argparse
 import fnmatch
 import json
 import os
 import re
+import signal
 import sys
 
-RESULT = re.compile(r'^(not ok|ok) (\d+) ([^#]*?)\s*(#.*)?$')
+RESULT = re.compile(r'^(\s*)(not ok|ok) (\d+) ([^#]*?)\s*(?:# (.*))?$')
+CONTROL = re.compile(r'[\x00-\x08\x0b-\x1f\x7f]')
 INDENT = '    '
 
 
-def boot_meta(path):
-    meta = {}
-    with open(path) as f:
-        for line in f:
-            key, _, value = line.rstrip('\n').partition('=')
-            meta[key] = value
-    return meta
+def read_lines(path):
+    """The lines of a file, '\n' only; other control characters (a test's
+    carriage returns) would let a reader split a line in two."""
+    with open(path, errors='replace') as f:
+        return [CONTROL.sub(' ', l) for l in f.read().split('\n')]
+
+
+class Result:
+    """A top-level result of a boot, with what the summary needs."""
+    def __init__(self, name, ok, why='', block=(), harness_skip=False):
+        self.name, self.ok, self.why = name, ok, why
+        self.block = list(block)            # its nested KTAP and diagnostics
+        self.skip = ok and why.startswith('SKIP')
+        self.harness_skip = harness_skip
+        # the sub-checks that failed or skipped: (ok, name, directive)
+        self.subs = [(m.group(2) == 'ok', m.group(4), m.group(5) or '')
+                     for m in map(RESULT.match, self.block) if m and m.group(1)]
+
+    def line(self, i):
+        return f'{"ok" if self.ok else "not ok"} {i} {self.name}' + \
+            (f' # {self.why}' if self.why else '')
 
 
 def guest_results(path):
-    """The guest's top-level results: {test: (result line, lines before it)}."""
+    """The guest's top-level results by number: (name, ok, why, block)."""
     found, block = {}, []
     try:
-        with open(path, errors='replace') as f:
-            lines = f.read().splitlines()
+        lines = read_lines(path)
     except OSError:
         return found
     for line in lines:
         m = RESULT.match(line)
-        if m:
-            found[m.group(3)] = (line, block)
+        if m and not m.group(1):
+            found.setdefault(int(m.group(3)),
+                             (m.group(4), m.group(2) == 'ok', m.group(5) or '', block))
             block = []
-        elif line.startswith(('KTAP version', '1..')):
-            continue
-        else:
+        elif not line.startswith(('KTAP version', '1..')):
             block.append(line)
     return found
 
 
-def boot_block(results, name, why):
-    """The KTAP lines of one boot, as a subtest of the whole run; why gets
-    the directive of each of its results, which the parser does not keep."""
-    meta = boot_meta(os.path.join(results, name + '.boot'))
-    tests = meta.get('tests', '').split()
-    reported = guest_results(os.path.join(results, name + '.out'))
+def boot_results(results, name):
+    """The top-level results of one boot."""
+    meta = {}
+    with open(os.path.join(results, name + '.boot')) as f:
+        for line in f:
+            key, _, value = line.rstrip('\n').partition('=')
+            meta[key] = value
     try:
-        with open(os.path.join(results, name + '.reports')) as f:
-            reports = [r for r in f.read().splitlines() if r.strip()]
+        reports = [r for r in read_lines(os.path.join(results, name + '.reports'))
+                   if r.strip()]
     except OSError:
         reports = ['the kernel logs were not judged']
     int3 = [r for r in reports if r.startswith('stale int3')]
     reports = [r for r in reports if not r.startswith('stale int3')]
-    retry = meta.get('retry', '')
-
-    out = [f'# Subtest: {name}', f'# {meta.get("ended", "")}']
-    lines = []
-
-    def result(i, test, ok, directive=''):
-        why[(name, test)] = directive
-        lines.append(f'{"ok" if ok else "not ok"} {i} {test}' +
-                     (f' # {directive}' if directive else ''))
-    for i, test in enumerate(tests, 1):
-        if test in reported:
-            line, block = reported[test]
-            m = RESULT.match(line)
-            lines.extend(block)
-            result(i, test, m.group(1) == 'ok', (m.group(4) or '#')[1:].strip())
-        elif int3:
-            # The harness's own skip: not for the allow-list to decide.
-            result(i, test, True, f'SKIP the guest died of a stale int3 '
-                   f'(QEMU TCG); run again in {retry}')
-            why[(name, test, 'harness')] = True
+    retry = meta.get('retry')
+    reported = guest_results(os.path.join(results, name + '.out'))
+    out = []
+    for i, test in enumerate(meta.get('tests', '').split(), 1):
+        got = reported.get(i)
+        if got and got[0] == test:
+            out.append(Result(test, got[1], got[2], got[3]))
+        elif int3 and retry:
+            out.append(Result(test, True, f'SKIP the guest died of a stale int3 '
+                              f'(QEMU TCG); run again in {retry}', harness_skip=True))
         else:
-            result(i, test, False, 'did not report: the guest died, stalled '
-                   'or timed out')
-    n = len(tests)
+            out.append(Result(test, False, 'did not report: the guest died, '
+                              'stalled or timed out'))
     if int3:
-        result(n + 1, 'guest finished its job', True,
-               f'SKIP {int3[0]}; the tests it had not run went to {retry}')
-        why[(name, 'guest finished its job', 'harness')] = True
+        out.append(Result('guest finished its job', True, f'SKIP {int3[0]}; ' +
+                          (f'the tests it had not run went to {retry}' if retry
+                           else 'it was not run again'), harness_skip=True))
     else:
-        result(n + 1, 'guest finished its job', meta.get('finished') == 'yes',
-               meta.get('ended', ''))
-    lines.extend('# ' + r for r in reports)
-    result(n + 2, 'kernel log clean', not reports)
-    return ['KTAP version 1'] + out + [f'1..{n + 2}'] + lines
+        out.append(Result('guest finished its job', 'finished' in meta,
+                          '' if 'finished' in meta else meta.get('ended', '')))
+    out.append(Result('kernel log clean', not reports, '',
+                      ['# ' + r for r in reports]))
+    return out
 
 
-def to_json(test, allowed_skip):
-    status = test.status.name
-    return {'name': test.name, 'status': status,
-            'allowed_skip': allowed_skip(test) if status == 'SKIPPED' else None,
-            'log': test.log,
-            'subtests': [to_json(t, allowed_skip) for t in test.subtests]}
+def subtest(name, results):
+    """KTAP lines of a test made of these results (indented one level)."""
+    lines = ['KTAP version 1', f'# Subtest: {name}', f'1..{len(results)}']
+    for i, r in enumerate(results, 1):
+        lines += r.block + [r.line(i)]
+    return [INDENT + l if l else l for l in lines]
+
+
+def parse(doc, kunit, log_path, seconds=60):
+    """The kernel's parser's tree of the document (None if it got stuck)."""
+    sys.path.insert(0, kunit)
+    import kunit_parser
+    import kunit_printer
+
+    def stuck(*_):
+        raise TimeoutError
+    signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(seconds)
+    try:
+        with open(log_path, 'w') as log:
+            kunit_parser.stdout = kunit_printer.Printer(log)
+            return kunit_parser.parse_run_tests(doc)
+    except TimeoutError:
+        return None
+    finally:
+        signal.alarm(0)
+
+
+def tree_json(test):
+    return {'name': test.name, 'status': test.status.name, 'log': test.log,
+            'subtests': [tree_json(t) for t in test.subtests]}
 
 
 def main():
@@ -119,82 +154,69 @@ def main():
     ap.add_argument('judge')
     ap.add_argument('boots', nargs='*')
     a = ap.parse_args()
-    sys.path.insert(0, a.kunit)
-    import kunit_parser  # the kernel's own KTAP parser
-    import kunit_printer
 
     with open(a.skips) as f:
-        patterns = [l.split('#')[0].strip() for l in f]
-    patterns = [p for p in patterns if p]
+        patterns = [p for p in (l.split('#')[0].strip() for l in f) if p]
 
-    # The document: the judge's self-test, then one subtest per boot.
-    doc = ['KTAP version 1', f'1..{1 + len(a.boots)}']
-    with open(a.judge) as f:
-        judge = f.read().splitlines()
-    judge_ok = judge and not any(l.startswith('not ok') for l in judge) and \
-        any(l.startswith('# ') and ' 0 failed' in l for l in judge)
-    doc += [INDENT + l for l in judge[:1] + ['# Subtest: kernel-log judge'] + judge[1:]]
-    doc.append(f'{"ok" if judge_ok else "not ok"} 1 kernel-log judge')
-    why = {}
-    for i, name in enumerate(a.boots, 2):
-        doc += [INDENT + l for l in boot_block(a.results, name, why)]
-        doc.append(f'ok {i} {name}')   # the parser takes the boot's status from its results
-    ktap = os.path.join(a.results, 'test.ktap')
-    with open(ktap, 'w') as f:
-        f.write('\n'.join(doc) + '\n')
-
-    with open(os.path.join(a.results, 'test.parse.log'), 'w') as log:
-        kunit_parser.stdout = kunit_printer.Printer(log)
-        tree = kunit_parser.parse_run_tests(doc)
-
-    def allowed_skip(name):
+    def allowed(name):
         return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+    judge = read_lines(a.judge)
+    judge_ok = any(l.startswith('# ') and ' 0 failed' in l for l in judge) and \
+        not any(RESULT.match(l) and l.startswith('not ok') for l in judge)
+    doc = ['KTAP version 1', f'1..{1 + len(a.boots)}']
+    doc += [INDENT + l for l in judge[:1] + ['# Subtest: kernel-log judge'] + judge[1:] if l]
+    doc.append(f'{"ok" if judge_ok else "not ok"} 1 kernel-log judge')
 
     passed = failed = skipped = 0
     failures, skips = [], []
-    for boot in tree.subtests:
-        top = boot.subtests if boot.subtests else [boot]
-        for t in top:
-            name = f'{boot.name}/{t.name}' if boot.subtests else t.name
-            st = t.status
-            reason = why.get((boot.name, t.name), '')
-            if st == kunit_parser.TestStatus.SKIPPED:
-                if allowed_skip(t.name) or (boot.name, t.name, 'harness') in why:
-                    skipped += 1
-                    skips.append(f'{name} ({reason})')
-                else:
-                    failed += 1
-                    failures.append(f'{name}: skipped, and no skip of it is allowed '
-                                    f'(guest/tests/skips)')
-                continue
-            bad_subs = [s for s in t.subtests
-                        if s.status != kunit_parser.TestStatus.SUCCESS and
-                        not (s.status == kunit_parser.TestStatus.SKIPPED and
-                             allowed_skip(f'{t.name}/{s.name}'))]
-            if st == kunit_parser.TestStatus.SUCCESS and not bad_subs:
+    if not judge_ok:
+        failed += 1
+        failures.append('kernel-log judge: its self-test fails (results/judge.ktap)')
+    else:
+        passed += 1
+    for n, boot in enumerate(a.boots, 2):
+        results = boot_results(a.results, boot)
+        boot_ok = True
+        for r in results:
+            name = f'{boot}/{r.name}'
+            bad = [f'failed: {s}' for ok, s, why in r.subs if not ok] + \
+                [f'skipped, not allowed: {s}' for ok, s, why in r.subs
+                 if ok and why.startswith('SKIP') and not allowed(f'{r.name}/{s}')]
+            if r.skip and (r.harness_skip or allowed(r.name)) and not bad:
+                skipped += 1
+                skips.append(f'{name} ({r.why})')
+            elif r.ok and not r.skip and not bad:
                 passed += 1
-                continue
-            failed += 1
-            failures.append(name + (f' ({reason})' if reason else ''))
-            for s in bad_subs:
-                what = 'skipped, not allowed' if s.status.name == 'SKIPPED' else 'failed'
-                failures.append(f'  {what}: {s.name}')
-            if t.name == 'kernel log clean':
-                failures += ['  ' + l.strip()[2:] for l in t.log
-                             if l.strip().startswith('# ')]
+            else:
+                failed += 1
+                boot_ok = False
+                why = 'skipped, and no skip of it is allowed (guest/tests/skips): ' \
+                    if r.skip else ''
+                failures.append(f'{name} ({why}{r.why})' if r.why else name)
+                failures += ['  ' + b for b in bad]
+                failures += ['  ' + l[2:] for l in r.block
+                             if r.name == 'kernel log clean' and l.startswith('# ')]
+        doc += subtest(boot, results)
+        doc.append(f'{"ok" if boot_ok else "not ok"} {n} {boot}')
 
-    def allowed_json(test):
-        return allowed_skip(test.name)
+    ktap = os.path.join(a.results, 'test.ktap')
+    with open(ktap, 'w') as f:
+        f.write('\n'.join(doc) + '\n')
+    tree = parse(doc, a.kunit, os.path.join(a.results, 'test.parse.log'))
+    if tree is None:
+        failed += 1
+        failures.append('the kernel\'s KTAP parser got stuck on results/test.ktap')
     with open(os.path.join(a.results, 'test.json'), 'w') as f:
         json.dump({'summary': {'passed': passed, 'failed': failed, 'skipped': skipped},
                    'failures': failures, 'skips': skips,
-                   'tree': to_json(tree, allowed_json)}, f, indent=1)
+                   'tree': tree_json(tree) if tree else None}, f, indent=1)
 
-    print(f'results: {ktap}, test.json (parsed by the kernel\'s kunit_parser)')
+    print(f'results: {ktap} (KTAP), test.json')
     for s in skips:
         print(f'skipped: {s}')
     for s in failures:
-        print(f'not ok: {s}' if not s.startswith('  ') else s)
+        print(s if s.startswith('  ') else f'not ok: {s}')
     summary = f'{passed} passed, {failed} failed'
     if skipped:
         summary += f', {skipped} skipped'

@@ -7,9 +7,10 @@ MIG=/sys/kernel/mm/migration
 fails=0
 result() {	# ok|not ok|skip, MSG
 	[ -n "${SUBRESULTS:-}" ] || return 0
+	set -- "$1" "$(printf '%s' "${2:-a check without a name}" | tr '#\n' '  ')"
 	case $1 in
-	skip) printf 'ok %s # SKIP\n' "$(printf '%s' "$2" | tr '#\n' '  ')" ;;
-	*) printf '%s %s\n' "$1" "$(printf '%s' "$2" | tr '#\n' '  ')" ;;
+	skip) printf 'ok %s # SKIP\n' "$2" ;;
+	*) printf '%s %s\n' "$1" "$2" ;;
 	esac >> "$SUBRESULTS"
 }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); result "not ok" "$*"; }
@@ -205,15 +206,23 @@ in_cgroups() {
 # cpu_stat DIR FIELD: a field of DIR/cpu.stat (microseconds)
 cpu_stat() { awk -v f="$2" '$1 == f { print $2 }' "$1/cpu.stat"; }
 
-# kmemleak (CONFIG_DEBUG_KMEMLEAK, no automatic scans): leak_check LABEL
-# scans now and fails if it finds an object nothing points to (shown with
-# its allocation's stack); what it found is then cleared, so that the next
-# check reports only new leaks. run.sh checks at the end of each boot too.
+# kmemleak (CONFIG_DEBUG_KMEMLEAK, no automatic scans). It reports an
+# object only from the second scan that finds nothing pointing to it, and
+# only once it is 5 s old: kmemleak_scan scans twice, 6 s apart, and fails
+# if kmemleak cannot scan (it turns itself off when it runs out of memory).
 KMEMLEAK=/sys/kernel/debug/kmemleak
+kmemleak_scan() {
+	echo scan > $KMEMLEAK && sleep 6 && echo scan > $KMEMLEAK
+}
+# leak_check LABEL: fail if kmemleak finds an object nothing points to
+# (shown with its allocation's stack); what it found is then cleared, so
+# that the next check reports only new leaks. run.sh scans at the start
+# and the end of each boot too.
 leak_check() {
 	[ -e $KMEMLEAK ] || { skip "$1: no kmemleak in this kernel"; return; }
-	echo scan > $KMEMLEAK
-	if grep -q unreferenced $KMEMLEAK; then
+	if ! kmemleak_scan; then
+		fail "$1: kmemleak cannot scan"
+	elif grep -q unreferenced $KMEMLEAK; then
 		head -40 $KMEMLEAK
 		fail "$1: kmemleak found $(grep -c unreferenced $KMEMLEAK) unreferenced objects"
 		echo clear > $KMEMLEAK

@@ -9,6 +9,7 @@
 # a failed sub-check fails.
 dir=/opt/mig/tests
 tests=${*:-$(ls $dir/[0-9][0-9]-*.sh)}
+. $dir/lib.sh
 export SUBRESULTS=/tmp/subresults
 log=/tmp/test.log
 
@@ -16,13 +17,17 @@ log=/tmp/test.log
 limit() {
 	sed -n -e "s/^$1=\([0-9]*\)$/\1/p" -e 's/^timeout=\([0-9]*\)$/\1/p' $dir/settings | tail -1
 }
+# The test's output as KTAP diagnostics ("Subtest:" would open a test).
+diagnostics() {	# INDENT
+	awk 1 $log | sed -e "s/^/$1# /" -e 's/# Subtest:/# Subtest -/'
+}
 # Emit a test's sub-results, numbered, indented as its nested KTAP.
 nested() {	# NAME
 	m=$(grep -c . $SUBRESULTS)
-	[ "$m" -gt 0 ] || { sed 's/^/# /' $log; return; }
+	[ "$m" -gt 0 ] || { diagnostics ""; return; }
 	echo "    KTAP version 1"
 	echo "    # Subtest: $1"
-	sed 's/^/    # /' $log
+	diagnostics "    "
 	echo "    1..$m"
 	awk '{ s = "ok"; if (sub(/^not ok /, "")) s = "not ok"; else sub(/^ok /, "")
 	       print "    " s " " NR " " $0 }' $SUBRESULTS
@@ -56,8 +61,7 @@ trap 'abandoned=1' USR1
 # kmemleak: forget what boot left behind, so that a scan reports the tests'
 # leaks; the last scan's findings ("kmemleak: N new suspected memory
 # leaks", KERN_INFO) go to the kmsg log, which the host judges.
-KMEMLEAK=/sys/kernel/debug/kmemleak
-[ ! -e $KMEMLEAK ] || { echo scan > $KMEMLEAK; echo clear > $KMEMLEAK; }
+[ ! -e $KMEMLEAK ] || { kmemleak_scan; echo clear > $KMEMLEAK; }
 n=0
 exec 3> "$RESULTS"
 echo "KTAP version 1" >&3
@@ -80,19 +84,21 @@ for t in $tests; do
 	watcher=$!
 	abandoned=0
 	wait $pid; rc=$?
-	kill $watcher 2>/dev/null
+	# what is left of its session; then its output, all of it (a child
+	# stuck in the kernel may hold the fifo: the watcher still runs)
 	[ "$abandoned" = 1 ] || kill -KILL -- -$pid 2>/dev/null
 	[ "$abandoned" = 1 ] || wait $reader
+	kill $watcher 2>/dev/null
 	rm -f $out
 	secs=$(( $(date +%s) - start ))
 	if [ -e /tmp/timedout ]; then
 		res="not ok $n $name # TIMEOUT after $(limit "$name") s"
+	elif grep -q '^not ok' $SUBRESULTS; then
+		res="not ok $n $name # a sub-check failed (exit $rc)"
 	elif [ "$rc" = 4 ]; then
 		res="ok $n $name # SKIP $(tail -n 1 $log | tr -d '#')"
 	elif [ "$rc" != 0 ]; then
 		res="not ok $n $name # exit $rc"
-	elif grep -q '^not ok' $SUBRESULTS; then
-		res="not ok $n $name # a sub-check failed"
 	else
 		res="ok $n $name"
 	fi
@@ -100,6 +106,6 @@ for t in $tests; do
 	{ nested "$name"; echo "$res"; } >&3
 done
 if [ -e $KMEMLEAK ]; then
-	echo scan > $KMEMLEAK
+	kmemleak_scan || echo "kmemleak cannot scan"
 	head -60 $KMEMLEAK
 fi
