@@ -1,5 +1,11 @@
 #!/bin/sh
-# KUnit suites of the series, run by loading their modules; results in dmesg.
-modprobe migrate_copy_kunit || { echo "cannot load migrate_copy_kunit"; exit 1; }
-dmesg | grep -E "# migrate_copy|ok [0-9]+ (migrate_copy|reasons_)" | sed 's/^\[[^]]*\] //'
-dmesg | grep -q "ok [0-9]* migrate_copy$" && ! dmesg | grep -q "not ok [0-9]* migrate_copy"
+# KUnit suites of the series, run by loading their modules; their KTAP (in
+# dmesg) becomes this test's sub-checks, every case and suite.
+. /opt/mig/tests/lib.sh
+
+modprobe migrate_copy_kunit || { fail "cannot load migrate_copy_kunit"; finish; }
+dmesg | sed -n 's/^\[[^]]*\] //p' | sed -n '/KTAP version/,/^ok [0-9]* migrate_copy$/p' > /tmp/kunit.log
+cat /tmp/kunit.log
+tap_results kunit < /tmp/kunit.log
+grep -q "^ok [0-9]* migrate_copy$" /tmp/kunit.log || fail "the migrate_copy suite did not pass"
+finish

@@ -13,6 +13,16 @@ result() {	# ok|not ok|skip, MSG
 	*) printf '%s %s\n' "$1" "$2" ;;
 	esac >> "$SUBRESULTS"
 }
+# tap_results PREFIX < OUTPUT: each result line of a (K)TAP output (an
+# upstream selftest's, a KUnit suite's) as a sub-check "PREFIX: NAME".
+tap_results() {
+	awk -v p="$1" '{ sub(/^[ \t]+/, "") }
+		/^(not )?ok [0-9]+ / {
+			ok = $1 == "ok"; sub(/^(not )?ok [0-9]+ (- )?/, "")
+			skip = sub(/ # SKIP.*$/, ""); sub(/ # .*$/, ""); gsub(/#/, " ")
+			print (ok || skip ? "ok " : "not ok ") p ": " $0 (skip ? " # SKIP" : "") }' \
+		>> "${SUBRESULTS:-/dev/null}"
+}
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); result "not ok" "$*"; }
 pass() { echo "ok: $*"; result ok "$*"; }
 skip() { echo "skip: $*"; result skip "$*"; }
