@@ -75,7 +75,7 @@ for t in $tests; do
 	start=$(date +%s)
 	out=/tmp/out.$n
 	mkfifo $out
-	tee $log < $out | sed 's/^/  /' &
+	sed -e "w $log" -e 's/^/  /' < $out &	# not tee: it may buffer
 	reader=$!
 	rm -f /tmp/timedout
 	setsid sh "$t" > $out 2>&1 3>&- &
