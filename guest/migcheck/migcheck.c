@@ -112,6 +112,7 @@ struct opts {
 
 struct tally {
 	int ok, failed, skipped, setup;
+	int retried;		/* cases with a hop that needed a retry */
 };
 
 /* One case: its region and how it is doing. */
@@ -125,6 +126,7 @@ struct tcase {
 	char why[WHY_LEN];	/* first failure reason */
 	char sys_err[128];	/* the syscall reported a failure */
 	char note[192];		/* extra information for the "ok" line */
+	int retried;		/* hops that needed a retry of their call */
 	size_t len;
 	unsigned long npages;
 	char *buf;
@@ -340,8 +342,8 @@ static void report(const struct tcase *c, int r, struct tally *t)
 	case CASE_OK:
 		t->ok++;
 		if (!quiet)
-			printf("ok %s%s%s\n", c->name, c->note[0] ? ": " : "",
-			       c->note);
+			printf("ok %s%s%s%s\n", c->name, c->note[0] ? ": " : "",
+			       c->note, c->retried ? " (retried)" : "");
 		break;
 	case CASE_SKIP:
 		t->skipped++;
@@ -358,6 +360,7 @@ static void report(const struct tcase *c, int r, struct tally *t)
 		printf("FAIL %s: %s\n", c->name, c->why);
 		break;
 	}
+	t->retried += c->retried > 0;
 	fflush(stdout);
 }
 
@@ -1012,26 +1015,37 @@ static int migrate_region(struct tcase *c, int from, int to)
 
 /* ---- matrix mode ------------------------------------------------------ */
 
+#define MAX_RETRIES	2
+
 /*
- * After a failed placement check (still a failure): would the pages move
- * now?  Tells a transient refusal, such as a page isolated or referenced
- * elsewhere for a moment, from a page that cannot move at all.
+ * After a failed placement check: migration may refuse a folio for a
+ * moment (no free THP on the target node, a passing reference) and say
+ * so. Call the same syscall again, at most MAX_RETRIES times, so that a
+ * call that moved nothing still fails; the retry is reported and counted.
+ * Returns the pages still not on @to, -1 if the call failed.
  */
-static long try_again(struct tcase *c, int to)
+static long try_again(struct tcase *c, int from, int to)
 {
 	size_t len = strlen(c->why);
-	long bad;
+	long bad = -1;
+	int i;
 
-	if (do_move_pages(c, to))
-		return -1;
-	bad = count_strays(c, to);
-	if (bad >= 0 && len < sizeof(c->why))
+	for (i = 0; i < MAX_RETRIES && bad; i++) {
+		if (migrate_region(c, from, to))
+			return -1;
+		bad = count_strays(c, to);
+		if (bad < 0)
+			return -1;
+	}
+	if (len < sizeof(c->why))
 		snprintf(c->why + len, sizeof(c->why) - len,
-			 "; a second try with move_pages left %ld", bad);
+			 "; %d more %s calls left %ld", i, sc_names[c->sc],
+			 bad);
+	c->retried++;
 	return bad;
 }
 
-static int check_hop(struct tcase *c, int to, int first)
+static int check_hop(struct tcase *c, int from, int to, int first)
 {
 	int r;
 
@@ -1039,12 +1053,8 @@ static int check_hop(struct tcase *c, int to, int first)
 	r = check_data(c);
 	if (!r) {
 		r = check_nodes(c, to);
-		/*
-		 * Migration may refuse a folio for a moment (no free THP on
-		 * the target node, a passing reference) and say so: if a
-		 * second try moves everything, check the data again and go on.
-		 */
-		if (r && try_again(c, to) == 0) {
+		/* if a retry moves everything, check the data again */
+		if (r && try_again(c, from, to) == 0) {
 			fprintf(stderr, "note: %s %s: %s\n", c->name, c->where, c->why);
 			c->why[0] = '\0';
 			c->sys_err[0] = '\0';
@@ -1185,7 +1195,7 @@ static int run_hops(struct tcase *c)
 		r = migrate_region(c, from, to);
 		splicers_join(sps, nr_sps);
 		if (!r)
-			r = check_hop(c, to, !h);
+			r = check_hop(c, from, to, !h);
 	}
 	return r;
 }
@@ -1744,8 +1754,8 @@ int main(int argc, char **argv)
 	mthp_restore();
 	shmem_thp_restore();
 	check_folio_close();
-	printf("migcheck: %d ok, %d failed, %d skipped\n", t.ok, t.failed,
-	       t.skipped);
+	printf("migcheck: %d ok, %d failed, %d skipped, %d retried\n", t.ok,
+	       t.failed, t.skipped, t.retried);
 	if (!o.quiet)
 		fprintf(stderr, "migcheck: %.1f s\n", (now_ns() - t0) / 1e9);
 	return exit_code(&t);
