@@ -1,12 +1,39 @@
 #!/bin/sh
-# The test migrator declines, fails, corrupts or keeps destinations on
-# request; whatever it does, every byte must arrive (migbench verifies each
-# hop) and stats/ must name the cause of every fallback.
+# The test migrator declines, fails, corrupts, stops halfway or keeps
+# destinations on request; whatever it does, every byte must arrive (migbench
+# verifies each hop) and stats/ must count exactly what it did, by cause.
+# Its mark_only mode marks folios copied without copying them: the positive
+# control, under which migbench, migcheck and pathcheck must report bad data.
 . /opt/mig/tests/lib.sh
 
 modprobe test_migrator || { echo "cannot load test_migrator"; exit 1; }
-select_migrator test || fail "cannot select test"
 T=$MIG/test
+# Only move_pages() (and, for migcheck, mbind()) of this test's own data may
+# batch: no background migration (compaction, reclaim) adds to the exact
+# counts below, and mark_only corrupts nothing but this test's data.
+echo syscall_or_cpuset > $MIG/reasons || fail "reasons: syscall_or_cpuset rejected"
+select_migrator test || fail "cannot select test"
+warnings=$(dmesg | grep -c -E 'WARNING:|BUG:')
+
+STATS="batches folios bytes ineligible fallback_below_min fallback_declined
+       fallback_busy fallback_nomem fallback_timeout fallback_error
+       fallback_incomplete fallback_retry kept"
+
+# What `migbench -s 4 -k 4,2048 -r 1 -V 0,1,2` migrates: three hops
+# (0 -> 1 -> 2 -> 0) of 4 MiB, first in 4K folios, then in 2M folios. 4K:
+# 1024 folios per hop in one move_pages() call, which migrate_pages() cuts
+# into two batches of max_batch_pages (512). 2M: 2 folios per hop, each a
+# batch of its own (512 pages; after the first hop migbench passes every
+# page address, and the second page of a queued folio flushes the queue).
+# All private anonymous folios with no other reference: all eligible.
+B=12				# batches: 3 x 2 + 3 x 2
+F=3078				# folios: 3 x 1024 + 3 x 2
+BYTES=$((24 << 20))		# 3 x 4 MiB + 3 x 4 MiB
+EVEN=1536			# 4K folios of even index: 256 per batch of 512
+EVEN_BYTES=$((EVEN * 4096))
+ODD=1536			# 4K folios of odd index
+FEW=6				# 2M folios: index 0 of a batch of one
+FEW_BYTES=$((FEW << 21))
 
 # run MODE: migrate 4K and 2M folios between nodes 0, 1 and 2 under MODE
 run() {
@@ -14,49 +41,136 @@ run() {
 	snap
 	migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 		{ cat /tmp/mb.log; fail "$1: data not exact after migration"; }
-	echo "$1: batches +$(delta batches) folios +$(delta folios)" \
-	     "declined +$(delta fallback_declined) error +$(delta fallback_error)" \
-	     "below_min +$(delta fallback_below_min) kept +$(delta kept)"
+	show "$1"
 }
-positive() { [ "$(delta "$1")" -gt 0 ] || fail "$2: $1 did not move"; }
-zero() { [ "$(delta "$1")" -eq 0 ] || fail "$2: $1 moved by $(delta "$1")"; }
+show() {	# LABEL: the counters that moved
+	line=""
+	for c in $STATS; do
+		[ "$(delta $c)" -eq 0 ] || line="$line ${c#fallback_} +$(delta $c)"
+	done
+	echo "$1:${line:- nothing counted}"
+}
+# expect LABEL NAME=VALUE...: every counter of stats/ moved by exactly the
+# value given, those not named by 0
+expect() {
+	label=$1; shift
+	for c in $STATS; do
+		want=0
+		for kv in "$@"; do [ "${kv%%=*}" = "$c" ] && want=${kv#*=}; done
+		[ "$(delta $c)" -eq "$want" ] ||
+			fail "$label: stats/$c moved by $(delta $c), expected $want"
+	done
+}
 
 run copy
-positive folios copy; positive batches copy
-zero fallback_declined copy; zero fallback_error copy
+expect copy batches=$B folios=$F bytes=$BYTES
 
 run decline
-positive fallback_declined decline; zero folios decline
+expect decline batches=$B fallback_declined=$F
 
+# every other folio of each batch fails: index 0 of each 2M batch is copied
 run fail_odd
-positive folios fail_odd; positive fallback_error fail_odd
-# every other folio of each batch fails: about as many fall back as succeed
-f=$(delta folios) e=$(delta fallback_error)
-[ $((f - e)) -le $((f / 4 + 8)) ] && [ $((e - f)) -le $((e / 4 + 8)) ] ||
-	fail "fail_odd: $f copied vs $e failed is not about half"
+expect fail_odd batches=$B folios=$((EVEN + FEW)) \
+	bytes=$((EVEN_BYTES + FEW_BYTES)) fallback_error=$ODD
 
 run fail_all
-positive fallback_error fail_all; zero folios fail_all
+expect fail_all batches=$B fallback_error=$F
 
 # corrupt scribbles over every destination and marks none: the CPU copy
 # must overwrite all of it
 run corrupt
-positive fallback_error corrupt; zero folios corrupt
+expect corrupt batches=$B fallback_error=$F
+
+# incomplete copies the first half of each batch (rounded down: nothing of
+# a 2M batch of one), scribbles over the rest and returns 0: the rest is
+# fallback_incomplete, and the CPU copy must overwrite it
+run incomplete
+expect incomplete batches=$B folios=$EVEN bytes=$EVEN_BYTES \
+	fallback_incomplete=$((ODD + FEW))
 
 # keep holds every odd destination as an engine that did not stop would,
 # scribbles over it now and again later: the core must move those folios to
-# new destinations with the CPU, and the kept folios must be unused when the
-# late scribble comes (the migrator warns otherwise: the kernel log fails)
+# new destinations with the CPU, and no kept folio may be in use when the
+# late scribble comes (test/kept_in_use counts those that were)
+in_use=$(cat $T/kept_in_use)
 run keep
-positive kept keep; positive folios keep
-zero fallback_error keep
-sleep 3		# the late scribbles: up to 2 s each for the core to let go
+expect keep batches=$B folios=$((EVEN + FEW)) \
+	bytes=$((EVEN_BYTES + FEW_BYTES)) kept=$ODD
+test_migrator_idle keep	# the late scribbles: up to 2 s each for the core to let go
+[ "$(cat $T/kept_in_use)" -eq "$in_use" ] ||
+	fail "keep: $(( $(cat $T/kept_in_use) - in_use )) kept folios were in use at the late scribble (test/kept_in_use)"
 
 echo 1000000 > $T/min_batch_pages
 run copy
-positive fallback_below_min min_batch; zero batches min_batch
+expect min_batch fallback_below_min=$F
 echo 0 > $T/min_batch_pages
 
+# The positive control. mark_only marks every folio copied and copies none:
+# the destinations keep what they held (zeros: freed pages are cleared), and
+# every oracle must see it. A run that passed here would pass a core that
+# skips copies it must not skip. migbench stops a folio size at its first
+# bad hop: hop 0 of each size is migrated, 2 batches of 512 4K folios and 2
+# of one 2M folio.
+echo mark_only > $T/mode || fail "mode mark_only rejected"
+snap
+migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1
+rc=$?
+show "mark_only migbench (exit $rc)"
+expect "mark_only migbench" batches=4 folios=1026 bytes=$((8 << 20))
+if [ $rc -ne 1 ]; then
+	cat /tmp/mb.log
+	fail "mark_only: migbench -V exited $rc, not 1 (verification failure)"
+fi
+for kb in 4 2048; do
+	grep -q "^migbench: $kb KiB: verification after move to node 1 FAILED" /tmp/mb.log ||
+		fail "mark_only: migbench did not report bad data for $kb KiB folios"
+done
+# migcheck: every kind, move_pages() and mbind() (mbind migrates for
+# mempolicy_mbind), one hop each; every case must fail on its data at hop 1
+# (a case that cannot have the size is skipped, not run)
+echo syscall_or_cpuset,mempolicy_mbind > $MIG/reasons
+snap
+migcheck -q -k 4,2048 -m private,shared,memfd,file,mlock \
+	-c move_pages,mbind -n 0,1 > /tmp/mc.log 2>/tmp/mc.err
+rc=$?
+echo syscall_or_cpuset > $MIG/reasons
+sed 's/^/  /' /tmp/mc.log
+summary=$(tail -1 /tmp/mc.log)
+show "mark_only migcheck (exit $rc)"
+[ $rc -eq 1 ] || fail "mark_only: migcheck exited $rc, not 1 (a check failed)"
+case $summary in
+"migcheck: 0 ok, "*) ;;
+*) fail "mark_only: migcheck passed cases: $summary" ;;
+esac
+for k in private shared memfd file mlock; do
+	for c in move_pages mbind; do
+		grep -q "^FAIL $k-4K-$c: hop 1 (node 0 -> 1): data corrupted" /tmp/mc.log ||
+			fail "mark_only: migcheck $k-4K-$c did not report bad data"
+	done
+done
+n=$(grep -c '^FAIL ' /tmp/mc.log)
+[ "$n" -eq "$(grep -c '^FAIL .*: hop 1 (node 0 -> 1): data corrupted' /tmp/mc.log)" ] ||
+	fail "mark_only: migcheck failed otherwise than on data"
+[ "$(delta folios)" -gt 0 ] || fail "mark_only: migcheck migrated nothing through the test migrator"
+# pathcheck: 4K, 64K and 2M folios moved with MPOL_MF_MOVE_ALL
+snap
+pathcheck -s 6 -f 4,64,2048 -n 0 move 1 > /tmp/pc.log 2>&1
+rc=$?
+sed 's/^/  /' /tmp/pc.log
+show "mark_only pathcheck (exit $rc)"
+[ $rc -eq 1 ] && grep -q 'bytes BAD' /tmp/pc.log ||
+	fail "mark_only: pathcheck did not report bad data (exit $rc)"
+[ "$(delta folios)" -gt 0 ] || fail "mark_only: pathcheck migrated nothing through the test migrator"
+
+# What mark_only leaves behind: the wrong bytes were only in the migrating
+# processes, which have exited; the kernel must not have noticed anything,
+# and the next migrations must be exact again.
+run copy
+expect "copy after mark_only" batches=$B folios=$F bytes=$BYTES
+[ "$(dmesg | grep -c -E 'WARNING:|BUG:')" -eq "$warnings" ] ||
+	fail "the kernel warned during this test: $(dmesg | grep -E 'WARNING:|BUG:' | tail -3)"
+
 select_migrator none
+echo all > $MIG/reasons
 rmmod test_migrator || fail "cannot unload test_migrator"
 finish
