@@ -8,9 +8,10 @@
  * and on each of its descendants, moving every page of node A to node B,
  * then (next round) every page of node B back to node A, and so on, with a
  * pause of MS milliseconds (default 10) after each round. Descendants are
- * found anew in /proc every round, so that the children a selftest forks
- * (and the programs they exec) are migrated too; migrun is a child
- * subreaper, so that one whose parent exited stays a descendant.
+ * found anew in /proc every round (the children files of each thread, or
+ * every process's parent), so that the children a selftest forks (and the
+ * programs they exec) are migrated too; migrun is a child subreaper, so
+ * that one whose parent exited stays a descendant.
  *
  * At the end it prints one line on stderr, a TAP comment:
  *   # migrun: R rounds, C calls on P processes, N pages not migrated, ...
@@ -88,17 +89,69 @@ static pid_t parent_of(pid_t pid)
 }
 
 /*
- * The processes descended from @root (not @root itself) into @out: 0 or the
- * count. Kernel threads and unrelated processes are read too; in a test
- * guest that is a few hundred small reads per round.
+ * Append to @out (holding @n) the children of every thread of @pid that are
+ * not there yet, from /proc/PID/task/TID/children (CONFIG_PROC_CHILDREN):
+ * the new count, or -1 if the kernel has no such file.
+ */
+static int children_of(pid_t pid, pid_t *out, int n, int max)
+{
+	char path[64], buf[4096], *p, *end;
+	struct dirent *d;
+	DIR *dir;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return n;	/* gone */
+	while ((d = readdir(dir))) {
+		int tid = atoi(d->d_name);
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", pid, tid);
+		if (read_text(path, buf, sizeof(buf)) < 0) {
+			if (errno == ENOENT && pid == getpid()) {
+				closedir(dir);
+				return -1;
+			}
+			continue;	/* the thread exited */
+		}
+		for (p = buf; n < max; p = end) {
+			long c = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			for (i = 0; i < n && out[i] != c; i++)
+				;
+			if (i == n)
+				out[n++] = c;
+		}
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * The processes descended from @root (not @root itself) into @out: the
+ * count. Without CONFIG_PROC_CHILDREN, by the parent of every process in
+ * /proc (a few hundred small reads per round in a test guest).
  */
 static int descendants(pid_t root, pid_t *out, int max)
 {
 	static pid_t pids[MAX_PROCS], ppids[MAX_PROCS];
-	int n = 0, found = 0, i, j, grew;
+	int n = 0, found, i, j, grew;
 	struct dirent *d;
-	DIR *dir = opendir("/proc");
+	DIR *dir;
 
+	found = children_of(root, out, 0, max);
+	if (found >= 0) {
+		for (i = 0; i < found; i++)
+			found = children_of(out[i], out, found, max);
+		return found;
+	}
+	found = 0;
+	dir = opendir("/proc");
 	if (!dir)
 		return 0;
 	while ((d = readdir(dir)) && n < MAX_PROCS) {
