@@ -69,7 +69,7 @@ build_selftest mlock2-tests mlock2-tests.c "${util[@]}"
 build_selftest madv_populate madv_populate.c "${util[@]}"
 build_selftest pagemap_ioctl pagemap_ioctl.c "${util[@]}"
 build_selftest mkdirty mkdirty.c "${util[@]}"
-build_selftest split_huge_page_test split_huge_page_test.c "${util[@]}"
+build_selftest split_huge_page_test split_huge_page_test.c "${util[@]}"	# not run: see test 71
 build_selftest transhuge-stress transhuge-stress.c "${util[@]}"
 build_selftest uffd-unit-tests uffd-unit-tests.c uffd-common.c "${util[@]}"
 
