@@ -10,6 +10,7 @@ PACKAGES=(
 	qemu-system-x86			# the guest (TCG)
 	busybox-static			# guest userland
 	libnuma-dev			# migbench and the selftests (static)
+	liburing-dev			# selftests cow, gup_longterm: io_uring cases (static)
 	e2fsprogs			# ext4 image for page-cache tests
 	e2fsck-static			# fsck inside the guest (test 18)
 	python3-matplotlib		# bench plot

@@ -28,22 +28,50 @@ make -s -C "$out" M="$kmod" modules
 # Upstream selftests, compiled against this kernel's own UAPI headers.
 make -s -C "$src" O="$out" headers >/dev/null
 sel=$src/tools/testing/selftests
-mkdir -p "$out/selftests"
-build_selftest() {	# name, sources...
-	local name=$1; shift
+mkdir -p "$out/selftests" "$out/selftests-include"
+# What the selftests' check_config.sh would write: liburing is there
+# (deps.sh installs liburing-dev) for cow's and gup_longterm's io_uring cases.
+echo '#define LOCAL_CONFIG_HAVE_LIBURING 1' > "$out/selftests-include/local_config.h"
+# Flags as selftests/lib.mk and mm/Makefile give them (-I of the source
+# tree for <mm/gup_test.h>); -static: the guest has no shared libc. The
+# selftests name files after __FILE__ (gup_longterm's local tmpfile,
+# pagemap_ioctl's): relative, as make in selftests/mm gives it, so that they
+# land in the current directory.
+build_selftest() {	# name, sources in selftests/mm/... [-lLIB...]
+	local name=$1 a srcs=() libs=()
 	local dst=$out/selftests/$name
-	local srcs=("${@/#/$sel/mm/}")
+	shift
+	for a; do
+		case $a in -l*) libs+=("$a") ;; *) srcs+=("$sel/mm/$a") ;; esac
+	done
 	if [ ! -x "$dst" ] || [ -n "$(find "${srcs[@]}" -newer "$dst")" ]; then
 		rm -f "$dst"
-		gcc -O2 -static -D_GNU_SOURCE -isystem "$out/usr/include" -I "$sel" -I "$sel/mm" \
-			-o "$dst" "${srcs[@]}" -lnuma -lpthread -lm 2>&1 |
+		gcc -O2 -static -D_GNU_SOURCE= -U_FORTIFY_SOURCE -fmacro-prefix-map="$sel/mm/=" \
+			-isystem "$out/usr/include" \
+			-I "$out/selftests-include" -I "$src" -I "$sel" -I "$sel/mm" \
+			-o "$dst" "${srcs[@]}" "${libs[@]}" -lnuma -lpthread -lm -lrt 2>&1 |
 			grep -v -e 'statically linked' -e 'in function .affinity_ip' >&2 || true
 		[ -x "$dst" ] || die "cannot build selftest $name"
 	fi
 }
-build_selftest migration migration.c vm_util.c thp_settings.c
+util=(vm_util.c thp_settings.c)
+build_selftest migration migration.c "${util[@]}"
 build_selftest compaction_test compaction_test.c
 build_selftest hugetlb-soft-offline hugetlb-soft-offline.c
+# Test 71: selftests whose state a migration must preserve
+build_selftest cow cow.c "${util[@]}" -luring
+build_selftest gup_longterm gup_longterm.c "${util[@]}" -luring
+build_selftest gup_test gup_test.c "${util[@]}"
+build_selftest ksm_functional_tests ksm_functional_tests.c "${util[@]}"	# not run yet: see test 71
+build_selftest hugetlb-madvise hugetlb-madvise.c "${util[@]}"
+build_selftest hugetlb_dio hugetlb_dio.c "${util[@]}"
+build_selftest mlock2-tests mlock2-tests.c "${util[@]}"
+build_selftest madv_populate madv_populate.c "${util[@]}"
+build_selftest pagemap_ioctl pagemap_ioctl.c "${util[@]}"
+build_selftest mkdirty mkdirty.c "${util[@]}"
+build_selftest split_huge_page_test split_huge_page_test.c "${util[@]}"	# not run: see test 71
+build_selftest transhuge-stress transhuge-stress.c "${util[@]}"
+build_selftest uffd-unit-tests uffd-unit-tests.c uffd-common.c "${util[@]}"
 
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,proc,sys,dev,tmp,mnt,lib/modules} "$bin" "$stage/opt/mig/tests"
