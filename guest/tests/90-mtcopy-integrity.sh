@@ -10,11 +10,15 @@ M=$MIG/mtcopy
 
 for t in 1 4; do
 	echo $t > $M/threads
+	# 5 sizes (4K-2M) x 3 hops x 4 MiB, only move_pages() batching
+	echo syscall_or_cpuset > $MIG/reasons
 	snap
 	migbench -s 4 -k all -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 		{ cat /tmp/mb.log; fail "threads=$t: data not exact"; }
-	echo "threads=$t: folios +$(delta folios) batches +$(delta batches) error +$(delta fallback_error)"
-	[ "$(delta folios)" -gt 0 ] || fail "threads=$t: mtcopy copied nothing"
+	echo all > $MIG/reasons
+	echo "threads=$t: folios +$(delta folios) bytes +$(delta bytes) batches +$(delta batches) error +$(delta fallback_error)"
+	[ "$(delta bytes)" -eq $((5 * 3 * 4 << 20)) ] ||
+		fail "threads=$t: mtcopy copied $(delta bytes) bytes, not the 60 MiB migrated"
 	[ "$(delta fallback_error)" -eq 0 ] || fail "threads=$t: copies failed"
 	# every folio size x mapping kind of the core tests
 	snap

@@ -39,7 +39,8 @@ measure() {
 	u0=$(cpu_stat $CG usage_usec) r0=$(cat $V1/cpuacct.usage) b0=$(busy_s)
 	events on mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
 	in_cgroups $CG $V1/mig92 -- migbench -j -s 32 -k 2048 -r 3 -f 0 -t 1 \
-		2>/dev/null > /tmp/cputime.json
+		2>/tmp/cputime.err > /tmp/cputime.json ||
+		{ cat /tmp/cputime.err; fail "$1: migbench failed"; } >&2
 	events off mm_migrate_batch_copy_begin mm_migrate_batch_copy_end
 	b1=$(busy_s) r1=$(cat $V1/cpuacct.usage) u1=$(cpu_stat $CG usage_usec)
 	echo "wall=$(json move move_s)"

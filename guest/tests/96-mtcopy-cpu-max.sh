@@ -17,12 +17,13 @@ CG=$(cgroup_new mig96 cpu) || { echo "cannot create a cgroup with the cpu contro
 echo "$QUOTA $PERIOD" > $CG/cpu.max || { echo "no cpu.max (CONFIG_CFS_BANDWIDTH)"; exit 1; }
 
 now() { cut -d' ' -f1 /proc/uptime; }
-# limited MIGRATOR: prints "usage/quota ratio" and the details
+# limited MIGRATOR: prints "usage/quota ratio" and the details (run in
+# $(...): a failure goes to stderr, and counts through $SUBRESULTS)
 limited() {
 	select_migrator "$1"
 	t0=$(now) u0=$(cpu_stat $CG usage_usec) n0=$(cpu_stat $CG nr_throttled)
 	in_cgroups $CG -- migbench -s 32 -k 2048 -r 4 -f 0 -t 1 > /tmp/cpumax.log 2>&1 ||
-		{ cat /tmp/cpumax.log; fail "$1: migbench failed under cpu.max"; }
+		{ cat /tmp/cpumax.log; fail "$1: migbench failed under cpu.max"; } >&2
 	t1=$(now) u1=$(cpu_stat $CG usage_usec) n1=$(cpu_stat $CG nr_throttled)
 	awk -v t0="$t0" -v t1="$t1" -v u0="$u0" -v u1="$u1" -v n="$((n1 - n0))" \
 	    -v q="$QUOTA" -v p="$PERIOD" 'BEGIN {
