@@ -17,7 +17,9 @@ for t in 1 4; do
 		{ cat /tmp/mb.log; fail "threads=$t: data not exact"; }
 	echo all > $MIG/reasons
 	echo "threads=$t: folios +$(delta folios) bytes +$(delta bytes) batches +$(delta batches) error +$(delta fallback_error)"
-	[ "$(delta bytes)" -eq $((5 * 3 * 4 << 20)) ] ||
+	# a kept destination (a copy past mtcopy's deadline: a vCPU that lost
+	# its host core) is safe and moved by the CPU: then fewer bytes
+	[ "$(delta bytes)" -eq $((5 * 3 * 4 << 20)) ] || [ "$(delta kept)" -gt 0 ] ||
 		fail "threads=$t: mtcopy copied $(delta bytes) bytes, not the 60 MiB migrated"
 	[ "$(delta fallback_error)" -eq 0 ] || fail "threads=$t: copies failed"
 	# every folio size x mapping kind of the core tests
