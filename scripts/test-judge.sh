@@ -3,7 +3,13 @@
 # scripts/kernel-log.py), on synthetic logs: make test runs it before any boot,
 # since every "kernel log clean" rests on it. Prints KTAP; exit status 1 if
 # the judge gets any case wrong.
+#   scripts/test-judge.sh [LIB]  judge with the kernel_problems() of LIB
+#   instead, e.g. an older scripts/lib.sh (git show REV:scripts/lib.sh)
 . "$(dirname "$0")/lib.sh"
+if [ -n "${1:-}" ]; then
+	# shellcheck disable=SC1090  # the judge under test
+	. "$1" || die "cannot source $1"
+fi
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
