@@ -1053,8 +1053,12 @@ static int check_hop(struct tcase *c, int from, int to, int first)
 	r = check_data(c);
 	if (!r) {
 		r = check_nodes(c, to);
-		/* if a retry moves everything, check the data again */
-		if (r && try_again(c, from, to) == 0) {
+		/*
+		 * If a retry moves everything, check the data again. Not for
+		 * soft offline, which would take more frames out of use.
+		 */
+		if (r && c->sc != SC_SOFT_OFFLINE &&
+		    try_again(c, from, to) == 0) {
 			fprintf(stderr, "note: %s %s: %s\n", c->name, c->where, c->why);
 			c->why[0] = '\0';
 			c->sys_err[0] = '\0';

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Upstream tools/testing/selftests/mm/migration, built from the same source,
-# with the batch path off (migrator none) and on under every migrator (all
-# reasons batching; it moves pages with move_pages(2) and migrate_pages(2)
+# with the batch path off (migrator none) and on under every migrator
+# (move_pages() and migrate_pages() batching; it moves pages with move_pages(2) and migrate_pages(2)
 # while threads write to them). It needs 3+ CPUs and hugetlb pages on both
 # nodes; a skipped case is a failure here, because a skip would hide that
 # migration was not exercised. Each case is a sub-check per migrator.
@@ -13,7 +13,8 @@ done
 echo always > /sys/kernel/mm/transparent_hugepage/enabled
 for m in none $PATH_MIGRATORS; do
 	if [ $m != none ]; then
-		path_begin all $m || continue
+		# only its own calls batch (not background compaction)
+		path_begin syscall_or_cpuset $m || continue
 		events off mm_migrate_batch_start mm_migrate_batch_copy_begin
 	fi
 	snap
@@ -28,6 +29,7 @@ for m in none $PATH_MIGRATORS; do
 		fail "$m: the selftest's migrations copied nothing through $m"
 	[ $m != none ] || [ "$(delta batches)" -eq 0 ] ||
 		fail "none: the batch path ran with no migrator"
+	echo all > $MIG/reasons
 done
 path_cleanup
 finish

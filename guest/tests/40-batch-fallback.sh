@@ -12,6 +12,7 @@ T=$MIG/test
 # batch: no background migration (compaction, reclaim) adds to the exact
 # counts below, and mark_only corrupts nothing but this test's data.
 echo syscall_or_cpuset > $MIG/reasons || fail "reasons: syscall_or_cpuset rejected"
+echo 512 > $MIG/max_batch_pages	# the batches counted below
 select_migrator test || fail "cannot select test"
 warnings=$(dmesg | grep -c -E 'WARNING:|BUG:')
 

@@ -39,13 +39,13 @@ run() {
 	snap
 	migbench -s 4 -k 4,64,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 		{ cat /tmp/mb.log; fail "$1: data not exact after migration"; }
-	echo all > $MIG/reasons
 	fb=0
 	for c in $others; do fb=$((fb + $(delta $c))); done
 	echo "$1: batches +$(delta batches) folios +$(delta folios)" \
 	     "bytes +$(delta bytes) fallbacks +$fb"
 	[ "$(delta bytes)" -eq $((3 * 3 * 4 << 20)) ] ||
 		fail "$1: dcbm copied $(delta bytes) bytes, not the 36 MiB migrated"
+	echo all > $MIG/reasons
 	[ "$fb" -eq 0 ] || fail "$1: $fb folios fell back to the CPU"
 }
 # matrix LABEL: every folio size x mapping kind of the core tests (migcheck,

@@ -33,6 +33,18 @@ finish() {
 	echo "$fails checks failed"; exit 1
 }
 
+# reset_migration: what a test that failed or was killed may have left
+# changed (run.sh calls it then), set back as at boot: no migrator, every
+# reason, batches of 512 pages, the migrator modules unloaded.
+reset_migration() {
+	select_migrator none
+	echo all > $MIG/reasons
+	echo 512 > $MIG/max_batch_pages
+	for m in dcbm swdma migrate_mtcopy test_migrator; do
+		! grep -q "^$m " /proc/modules || rmmod $m || echo "cannot unload $m"
+	done
+}
+
 counter() { cat "$MIG/stats/$1"; }
 # Snapshot all counters into variables s_<name>; delta NAME prints the change.
 snap() { for f in "$MIG"/stats/*; do eval "s_$(basename "$f")=$(cat "$f")"; done; }

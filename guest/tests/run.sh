@@ -103,6 +103,7 @@ for t in $tests; do
 		res="ok $n $name"
 	fi
 	echo "$res (${secs}s)"
+	case $res in "not ok"*) reset_migration ;; esac
 	{ nested "$name"; echo "$res"; } >&3
 done
 if [ -e $KMEMLEAK ]; then
