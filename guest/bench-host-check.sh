@@ -9,7 +9,10 @@
 # in a chroot, as README's "Benchmark on a host" tells a user to: the
 # programs are built by the machine's compiler, guest/bench.sh runs in the
 # machine's shell, the report is made by its python3. TAP on $RESULTS.
-#   TOP            the testbed's path on the machine
+# The testbed is copied from the 9p mount itself, not from the overlay:
+# there the guest's own mounts (a fresh /tmp, /proc, /sys, /dev) hide
+# whatever the machine has under them, e.g. a clone in /tmp.
+#   TOP            the testbed's path on the machine, without symbolic links
 #   BENCH_HOST_*   BENCH_MB, BENCH_SIZES, BENCH_REPS of the run (small)
 n=0 bad=0
 say() { n=$((n + 1)); echo "$1 $n $2" > "$RESULTS"; echo "$1 $n $2"; [ "$1" = ok ] || bad=1; }
@@ -34,9 +37,25 @@ mount -t tracefs tracefs $R/sys/kernel/tracing
 mount -t tmpfs tmpfs $R/tmp
 mkdir -p $R/lib/modules
 mount -o bind /lib/modules $R/lib/modules
+
+# The testbed as the machine has it, copied to the chroot's /tmp.
+missing=
+for d in Makefile config guest scripts; do
+	[ -e "/hostro$TOP/$d" ] || missing="$missing $TOP/$d"
+done
+if [ -n "$missing" ]; then
+	p=$TOP
+	while [ -n "$p" ] && [ ! -e "/hostro$p" ]; do p=${p%/*}; done
+	echo "  of $TOP, the guest sees ${p:-/} only"
+	say "not ok" "the testbed: the guest cannot see$missing in the machine's root file system shared over 9p (/hostro$TOP)"
+	exit 1
+fi
 mkdir -p $R/tmp/repo
-for d in Makefile config guest scripts; do cp -a "$R$TOP/$d" $R/tmp/repo/; done
-say ok "the machine's root file system, as a booted host's"
+if ! cp -a "/hostro$TOP/Makefile" "/hostro$TOP/config" "/hostro$TOP/guest" "/hostro$TOP/scripts" $R/tmp/repo/; then
+	say "not ok" "the testbed: copying it from $TOP (/hostro$TOP) failed"
+	exit 1
+fi
+say ok "the machine's root file system, as a booted host's, and the testbed from $TOP"
 
 # What README tells a user with a patched kernel to run, in a login-like
 # environment: nothing of the guest's.
@@ -51,7 +70,10 @@ check "[ $? -eq 0 ]" "make bench BENCH_ON=host"
 chroot $R /usr/bin/python3 - "$BENCH_HOST_SIZES" <<'EOF'
 import json, sys
 want = {int(s) for s in sys.argv[1].split(",")}
-d = json.load(open("/tmp/repo/results/bench.json"))
+try:
+    d = json.load(open("/tmp/repo/results/bench.json"))
+except (OSError, ValueError) as e:
+    sys.exit("no report from make bench BENCH_ON=host: %s" % e)
 problems = []
 if d["env"]["accel"] != "none":
     problems.append("env.accel is %r, not 'none'" % d["env"]["accel"])

@@ -10,7 +10,11 @@ the boot pairs, so that drift between boots cancels instead of deciding.
 Within a boot (an offloader against the kernel migrator), the unit is a
 pair of reps run one after the other. Ratios are geometric means with 95%
 confidence intervals; an interval that contains 1 is reported as no
-significant difference. Nothing is printed for what was not measured."""
+significant difference. Nothing is printed for what was not measured.
+
+Under QEMU icount (GUEST_ACCEL=icount) the guest clock counts instructions:
+the report then gives instructions per migrated page, the spread of each
+setting across boots, and says what that mode cannot measure."""
 import argparse
 import json
 import math
@@ -23,6 +27,23 @@ T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
        2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
        2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 TOLERANCE = 0.03	# "within 3% of vanilla"
+ICOUNT = ("Under QEMU icount (`-icount shift=0,sleep=off`) the guest's clock counts instructions: QEMU's manual "
+          "says that \"the virtual cpu will execute one instruction every 2^N ns of virtual time\" (QEMU 7.2 "
+          "icount_to_ns(): icount << shift), so with shift=0 one guest nanosecond is one instruction. One host "
+          "thread runs every vCPU in turn (`thread=single`) and they share the counter: a guest nanosecond is an "
+          "instruction executed by any vCPU. The guest's TSC (rdtsc reads icount_get()) and timers run on that "
+          "clock, so the times migbench measures (CLOCK_MONOTONIC around move_pages()) are instruction counts: "
+          "instructions per migrated 4K page = move_s x 10^9 / (MiB x 256). While every vCPU idles, the clock "
+          "jumps to the next timer (sleep=off): time without instructions. A rep-prefixed string instruction "
+          "counts once per iteration (under icount QEMU runs one iteration per pass; a `rep movsq` copy of a 4K "
+          "page counts 512). GB/s below is GB per 10^9 instructions, µs are thousands of instructions.")
+ICOUNT_LIMITS = ("What this mode does not measure: memory bandwidth and latency, caches and TLBs (an instruction "
+                 "counts the same whatever memory it touches, so a copy costs its instruction count, not the trip "
+                 "of its bytes; the memcpy bound is not shown), parallel speed-up (one host thread runs every vCPU "
+                 "and the clock adds their instructions: work spread over mtcopy's threads or swdma's channels "
+                 "costs the sum of their instructions, never less time, so mtcopy and dcbm against the kernel "
+                 "migrator are ratios of total instructions, and the thread and channel sweep is not shown), and "
+                 "the cost of an instruction (not cycle accurate: on hardware instructions differ in cycles).")
 EXPERIMENTS = {
     "sizes": "Throughput per folio size",
     "count": "Folio-count sweep: move_pages() time per call",
@@ -89,14 +110,22 @@ def paired_ratio(pairs):
     return r
 
 
-def verdict(r, tolerance=None):
+def verdict(r, tolerance=None, cost=False):
+    """r: a ratio of speeds (above 1 is faster), or with cost=True of times
+    or instructions (below 1 is faster)."""
     if not r or r["ci_low"] is None:
         return "too few pairs for an interval"
     if tolerance and 1 - tolerance <= r["ci_low"] and r["ci_high"] <= 1 + tolerance:
         return f"within {tolerance:.0%}"
     if not r["significant"]:
         return "no significant difference" + (f", but the interval exceeds ±{tolerance:.0%}" if tolerance else "")
-    return "faster" if r["ratio"] > 1 else "slower"
+    return "faster" if (r["ratio"] < 1 if cost else r["ratio"] > 1) else "slower"
+
+
+def fmt_spread(e):
+    """Range of a setting's boot means over their mean, in percent."""
+    sp = e and e.get("boot_spread")
+    return f"{100 * sp['spread']:.2f}% ({sp['boots']} boots)" if sp else "-"
 
 
 def fmt_ratio(r):
@@ -128,12 +157,26 @@ def group(rows, *keys):
     return out
 
 
+def boot_means(rows, value):
+    """Mean of value(row) in each boot: {boot: mean}."""
+    return {b: statistics.fmean(value(r) for r in rs) for (b,), rs in group(rows, "boot").items()}
+
+
 def kernel_pairs(patched_rows, vanilla_rows, value):
     """Boot-paired (patched, vanilla) means of value(row): boot b of each."""
-    def means(rows):
-        return {b: statistics.fmean(value(r) for r in rs) for (b,), rs in group(rows, "boot").items()}
-    p, v = means(patched_rows), means(vanilla_rows)
+    p, v = boot_means(patched_rows, value), boot_means(vanilla_rows, value)
     return [(p[b], v[b]) for b in sorted(p) if b in v]
+
+
+def boot_spread(rows, value):
+    """How far one setting moves from boot to boot: the boot means of
+    value(row) and their range (max - min) over their mean."""
+    m = boot_means(rows, value)
+    if len(m) < 2:
+        return None
+    means = [m[b] for b in sorted(m)]
+    return {"boots": len(means), "means": means,
+            "spread": (max(means) - min(means)) / statistics.fmean(means)}
 
 
 def rep_pairs(rows, ref_rows, value):
@@ -144,6 +187,12 @@ def rep_pairs(rows, ref_rows, value):
 
 def gbps(r):
     return r["gbps"]
+
+
+def ns_per_page(r):
+    """Guest nanoseconds in move_pages() per migrated 4K page; under icount
+    (shift=0) the instructions every vCPU executed meanwhile."""
+    return r["move_s"] * 1e9 / (r["total_mb"] * 256)
 
 
 # ---- analysis ---------------------------------------------------------------
@@ -176,9 +225,13 @@ def analyse(objs):
                  "threads": key[2], "gbps": summary([gbps(r) for r in srs]),
                  "cpu_s_per_gb": {k: statistics.fmean(r[k + "_s"] for r in srs) / gb
                                   for k in ("utime", "stime", "helpers", "engine")},
-                 "wall_s_per_gb": statistics.fmean(r["move_s"] for r in srs) / gb}
+                 "wall_s_per_gb": statistics.fmean(r["move_s"] for r in srs) / gb,
+                 "ns_per_page": summary([ns_per_page(r) for r in srs]),
+                 "boot_spread": boot_spread(srs, ns_per_page)}
             if key[0] == "patched":
                 e["vs_vanilla"] = paired_ratio(kernel_pairs(srs, vanilla, gbps))
+                # ratio of costs: below 1 is cheaper than vanilla
+                e["ns_per_page_vs_vanilla"] = paired_ratio(kernel_pairs(srs, vanilla, ns_per_page))
             if key[1] not in ("none", "kernel"):
                 e["vs_kernel"] = paired_ratio(rep_pairs(srs, kernel, gbps))
             if key[1] == "kernel":
@@ -265,6 +318,8 @@ def env_section(data):
                 f"- Guest: {env.get('guest_cpus', '?')} vCPUs (nodes 0 and 1 half each, node 2 memory only), "
                 f"node memory {env.get('guest_node_mb', '?')} MiB",
                 f"- Settings: {env.get('settings', '')}"]
+    if env.get("commit"):
+        out += [f"- Testbed commit (series and scripts): {env['commit']}"]
     kernels = sorted({(b["kernel"], b["uname"]) for b in boots})
     out += [f"- Kernels: " + ", ".join(f"{k} {u}" for k, u in kernels)]
     order = " ".join(f"{b['kernel'][0]}{b['boot']}" for b in boots)
@@ -281,37 +336,88 @@ def env_section(data):
     out += ["", "Every move is verified (bytes, page nodes, folio size). Figures: mean ± sd over the reps, "
             "median [min-max]. Ratios: geometric mean of paired ratios [95% confidence interval] n=pairs; "
             "between kernels a pair is two consecutive boots (their means), within a boot two consecutive "
-            "reps. Under QEMU TCG absolute GB/s mean little, 2M copies depend on the emulator's TLB state "
-            "(README), and swdma copies with the CPU: compare ratios."]
+            "reps." + ("" if env.get("accel") == "icount" else
+                       " Under QEMU TCG absolute GB/s mean little, 2M copies depend on the emulator's TLB state "
+                       "(README), and swdma copies with the CPU: compare ratios.")]
+    if env.get("accel") == "icount":
+        out += ["", ICOUNT, "", ICOUNT_LIMITS]
     return out
 
 
 def default_section(data):
+    """The default against vanilla: throughput, or under icount instructions per page."""
+    icount = data["env"].get("accel") == "icount"
     rows, lat_rows = [], []
     for s in data["results"]["sizes"]:
         if s["migrator"] == "none" and s["kernel"] == "patched":
             v = next((x for x in data["results"]["sizes"]
                       if x["folio_kb"] == s["folio_kb"] and x["kernel"] == "vanilla"), None)
-            r = s.get("vs_vanilla")
-            rows.append([folio_label(s["folio_kb"]), fmt_range(v and v["gbps"]), fmt_range(s["gbps"]),
-                         fmt_ratio(r), verdict(r, TOLERANCE)])
+            if icount:
+                r = s.get("ns_per_page_vs_vanilla")
+                cells = [fmt_range(v and v["ns_per_page"], 0), fmt_range(s["ns_per_page"], 0)]
+            else:
+                r = s.get("vs_vanilla")
+                cells = [fmt_range(v and v["gbps"]), fmt_range(s["gbps"])]
+            rows.append([folio_label(s["folio_kb"]), *cells, fmt_ratio(r), fmt_spread(v), fmt_spread(s),
+                         verdict(r, TOLERANCE, cost=icount)])
     for e in data["results"]["latency"]:
         if "first_vs_vanilla" in e:
             v = next((x for x in data["results"]["latency"] if x["kernel"] == "vanilla"
                       and x["folio_kb"] == e["folio_kb"]), None)
             r = e["first_vs_vanilla"]
             lat_rows.append([folio_label(e["folio_kb"]), fmt_range(v and v["first_ms"]),
-                             fmt_range(e["first_ms"]), fmt_ratio(r), verdict(r, TOLERANCE)])
+                             fmt_range(e["first_ms"]), fmt_ratio(r), verdict(r, TOLERANCE, cost=True)])
     if not rows and not lat_rows:
         return []
     out = ["", "## The patched kernel at its defaults against vanilla", "",
-           "No migrator selected: the batch path is patched out. The claim to test: within 3% of vanilla. "
-           "Throughput in GB/s (sizes experiment); \"within 3%\" means the whole interval is.", ""]
-    out += table(["folio", "vanilla GB/s", "default GB/s", "default / vanilla", "verdict"], rows)
+           "No migrator selected: the batch path is patched out. The claim to test: within 3% of vanilla. " +
+           ("Instructions per migrated 4K page (sizes experiment), median [min-max] over the reps; the ratio of "
+            "instructions, below 1 is fewer; " if icount else "Throughput in GB/s (sizes experiment); ") +
+           "\"within 3%\" means the whole interval is. Spread across boots: the range of a setting's boot "
+           "means of its time per page over their mean.", ""]
+    unit = "instructions / page" if icount else "GB/s"
+    out += table(["folio", f"vanilla {unit}", f"default {unit}", "default / vanilla",
+                  "vanilla spread across boots", "default spread across boots", "verdict"], rows)
     if lat_rows:
         out += ["", "First-folio latency in ms (mm_migrate_pages_start to the first remove_migration_pte/pmd, "
                 "tracepoints vanilla has; batches of 512 pages); ratio of times, below 1 is faster:", ""]
         out += table(["folio", "vanilla ms", "default ms", "default / vanilla", "verdict"], lat_rows)
+    return out
+
+
+def instructions_section(data):
+    """Under icount: instructions per migrated 4K page of vanilla, the default
+    and the kernel migrator, and how far each setting moved from boot to boot."""
+    rs = data["results"]["sizes"]
+    if data["env"].get("accel") != "icount" or not rs:
+        return []
+    rows = []
+    for (kb,), es in group(rs, "folio_kb").items():
+        cell = {e["setting"]: e for e in es}
+        v, d, k = (cell.get(n) for n in ("vanilla", "default", "kernel"))
+        rows.append([folio_label(kb), *(fmt_range(e and e["ns_per_page"], 0) for e in (v, d, k)),
+                     *(fmt_ratio(e and e.get("ns_per_page_vs_vanilla")) for e in (d, k))])
+    out = ["", "## Instructions per migrated 4K page", "",
+           "move_pages() of the whole region in one call, node 0 to node 1 (sizes experiment): instructions "
+           "executed by all vCPUs during the call per 4K page moved, median [min-max] over the reps; ratios of "
+           "instructions to vanilla's, paired boot by boot (below 1: fewer).", ""]
+    out += table(["folio", "vanilla", "default", "kernel migrator", "default / vanilla", "kernel / vanilla"], rows)
+    spreads = [e for e in rs if e.get("boot_spread")]
+    if not spreads:
+        return out
+    worst = max(spreads, key=lambda e: e["boot_spread"]["spread"])
+    base = [e for e in spreads if e["setting"] in ("vanilla", "default", "kernel")]
+    out += ["", "### Determinism: the same kernel in several boots", "",
+            "Each setting's mean instructions per page in each boot, in boot order, and their range over their "
+            "mean; beside it the standard deviation of the reps over their mean (all boots). Largest spread "
+            "across boots: " + (f"{100 * max(e['boot_spread']['spread'] for e in base):.2f}% for vanilla, the "
+                                 "default and the kernel migrator; " if base else "") +
+            f"{100 * worst['boot_spread']['spread']:.2f}% over all settings "
+            f"({worst['setting']}, {folio_label(worst['folio_kb'])}).", ""]
+    out += table(["folio", "setting", "reps", "boot means", "spread across boots", "sd of reps / mean"],
+                 [[folio_label(e["folio_kb"]), e["setting"], e["ns_per_page"]["n"],
+                   " / ".join(f"{m:.0f}" for m in e["boot_spread"]["means"]), fmt_spread(e),
+                   f"{100 * e['ns_per_page']['sd'] / e['ns_per_page']['mean']:.2f}%"] for e in spreads])
     return out
 
 
@@ -331,7 +437,13 @@ def sizes_section(data):
     out += table(["folio", "setting", "n", "GB/s mean ± sd", "median [min-max]", "ratio [95% CI]", "against"],
                  rows)
     fr = [s for s in rs if s.get("copy_fraction")]
-    if fr:
+    icount = data["env"].get("accel") == "icount"
+    if fr and icount:
+        out += ["", "Copy fraction F of the kernel migrator's instructions in move_pages() (batch-copy "
+                "tracepoints); no Amdahl bound: a copy's instructions say nothing of its time on hardware.", ""]
+        out += table(["folio", "F mean ± sd"], [[folio_label(s["folio_kb"]), fmt_summary(s["copy_fraction"])]
+                                               for s in fr])
+    elif fr:
         out += ["", "Copy fraction F of the kernel migrator's move_pages() time (batch-copy tracepoints) and "
                 "the Amdahl bound 1/((1-F)+F/N) on a copy N times faster:", ""]
         out += table(["folio", "F mean ± sd", "bound N=2", "bound N=4", "bound N=16"],
@@ -343,7 +455,10 @@ def sizes_section(data):
             "that time then also appears under helper threads, do not add the two), the "
             "CPU time of all other threads (kworkers, mtcopy workers), and apart the swdma channel threads: a "
             "software engine copying with the CPU, time that DMA hardware would not spend on CPUs. Thread times "
-            "come in 10 ms clock ticks per thread and rep; means over the reps.", ""]
+            "come in 10 ms clock ticks per thread and rep; means over the reps." +
+            (" Under icount these seconds are 10^9 instructions, and a thread is also charged the other vCPU's "
+             "instructions while both run (they take turns on one clock): mtcopy's and swdma's threads overlap "
+             "with the migrating task." if icount else ""), ""]
     out += table(["folio", "setting", "task user s/GB", "task sys s/GB", "other threads s/GB", "swdma s/GB",
                   "wall s/GB"],
                  [[folio_label(s["folio_kb"]), s["setting"],
@@ -376,6 +491,11 @@ def threads_section(data):
     if not rs:
         return []
     env = data["env"]
+    if env.get("accel") == "icount":
+        return ["", "## " + EXPERIMENTS["threads"], "",
+                "Not shown: under icount one host thread runs every vCPU and the clock adds their instructions, "
+                "so more threads or channels can never take less time; this sweep measures parallel speed-up, "
+                "which this mode cannot (the reps are in bench.json)."]
     out = ["", "## " + EXPERIMENTS["threads"], "",
            f"GB/s against threads (mtcopy) and channels (dcbm on swdma), each paired rep by rep with the kernel "
            f"migrator. The guest had {env.get('guest_cpus', '?')} vCPUs on {env.get('host_cpus', '?')} host CPUs: "
@@ -408,6 +528,14 @@ def latency_section(data):
 def memcpy_section(data):
     if not data["memcpy"]:
         return []
+    if data["env"].get("accel") == "icount":	# not a bandwidth there; shows that vCPUs take turns
+        by = {t: statistics.fmean(m["gbps"] for m in ms) for (t,), ms in group(data["memcpy"], "threads").items()}
+        return ["", "## In-guest memcpy", "",
+                "Not a bandwidth under icount: GB per 10^9 instructions of migbench's user-space memcpy, by "
+                "threads (mean over boots and offsets): " +
+                ", ".join(f"{t} thread{'s' if t > 1 else ''} {g:.3f}" for t, g in sorted(by.items())) +
+                ". The same figure for every thread count is what one host thread running every vCPU gives: "
+                "the threads add their instructions and take turns, no speed-up."]
     rows = [[m["kernel"], m["boot"], m["threads"], "aliased" if not m["dst_offset"] else
              f"+{m['dst_offset'] // 1024}K", f"{m['gbps']:.3f}"] for m in data["memcpy"]]
     return ["", "## In-guest memcpy bandwidth (the copy bound)", "",
@@ -417,8 +545,8 @@ def memcpy_section(data):
 
 def report(data):
     out = env_section(data)
-    for section in (default_section, sizes_section, count_section, threads_section, latency_section,
-                    memcpy_section):
+    for section in (default_section, instructions_section, sizes_section, count_section, threads_section,
+                    latency_section, memcpy_section):
         out += section(data)
     return "\n".join(out) + "\n"
 
@@ -430,9 +558,13 @@ def plots(data, prefix):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    accel = data["env"].get("accel")
+
     def save(fig, exp, ax):
-        ax.set_title(EXPERIMENTS[exp] + " (QEMU TCG: compare ratios)" if data["env"].get("accel") == "tcg"
-                     else EXPERIMENTS[exp], fontsize=10)
+        name = "Instructions per migrated 4K page" if exp == "sizes" and accel == "icount" else EXPERIMENTS[exp]
+        ax.set_title(name + {"tcg": " (QEMU TCG: compare ratios)",
+                                         "icount": " (QEMU icount: 1 ns = 1 instruction)"}.get(accel, ""),
+                     fontsize=10)
         fig.tight_layout()
         fig.savefig(f"{prefix}-{exp}.png", dpi=110)
         plt.close(fig)
@@ -441,24 +573,27 @@ def plots(data, prefix):
     written = []
     res = data["results"]
     if res["sizes"]:
+        # under icount the cost, instructions per page; otherwise throughput
+        y, yl = ("ns_per_page", "instructions per 4K page (mean ± sd)") if accel == "icount" else \
+            ("gbps", "GB/s (mean ± sd)")
         sizes = sorted({s["folio_kb"] for s in res["sizes"]})
         sets = list(dict.fromkeys(s["setting"] for s in res["sizes"]))
         fig, ax = plt.subplots(figsize=(10, 4.5))
         w = 0.8 / len(sets)
         for i, name in enumerate(sets):
-            pts = [(sizes.index(s["folio_kb"]), s["gbps"]) for s in res["sizes"] if s["setting"] == name]
+            pts = [(sizes.index(s["folio_kb"]), s[y]) for s in res["sizes"] if s["setting"] == name]
             ax.bar([x + (i - (len(sets) - 1) / 2) * w for x, _ in pts], [g["mean"] for _, g in pts], w,
                    yerr=[g["sd"] for _, g in pts], capsize=2, label=name)
         ax.set_xticks(range(len(sizes)), [folio_label(kb) for kb in sizes])
         ax.set_xlabel("folio size")
-        ax.set_ylabel("GB/s (mean ± sd)")
+        ax.set_ylabel(yl)
         ax.legend(fontsize=8)
         save(fig, "sizes", ax)
     curves = {"count": (res["count"], "folios_per_call", "us_per_call", "folios per call", "µs per call", True),
               "threads": (res["threads"], "threads", "gbps", "threads / channels", "GB/s", False),
               "latency": (res["latency"], "batch_pages", "first_ms", "max_batch_pages", "first-folio ms", True)}
     for exp, (rs, x, y, xl, yl, log) in curves.items():
-        if not rs:
+        if not rs or (exp == "threads" and accel == "icount"):	# no speed-up to see there
             continue
         kbs = sorted({e["folio_kb"] for e in rs})
         fig, axes = plt.subplots(1, len(kbs), figsize=(5 * len(kbs), 4), squeeze=False)

@@ -16,6 +16,13 @@
 #   (GUEST_CPUS, GUEST_NODE_MB, GUEST_ACCEL) is passed on.
 . "$(dirname "$0")/lib.sh"
 
+# GUEST_ACCEL=icount: one host thread runs every vCPU and the guest clock
+# counts instructions (scripts/run-guest.sh). Its defaults: the experiments
+# that time one thread's work, and the folio sizes below 2M (README,
+# "Deterministic mode").
+if [ "${GUEST_ACCEL:-tcg}" = icount ] && [ "${BENCH_ON:-}" != host ]; then
+	: "${BENCH_SIZES:=4,16,64,128,256}" "${BENCH_EXPERIMENTS:=sizes count}"
+fi
 boots=${BENCH_BOOTS:-3}
 mb=${BENCH_MB:-128}
 settings=()
@@ -33,8 +40,9 @@ failed=()
 environment() {	# accel guest_cpus node_mb qemu
 	local nodes
 	nodes=$(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l)
-	printf '{"type":"host","accel":"%s","guest_cpus":"%s","guest_node_mb":"%s","qemu":"%s","host_cpus":%d,"host_cpu_model":"%s","host_nodes":%d,"settings":"%s","failed":[%s]}\n' \
-		"$1" "$2" "$3" "$4" "$(nproc)" "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" \
+	printf '{"type":"host","accel":"%s","guest_cpus":"%s","guest_node_mb":"%s","qemu":"%s","commit":"%s","host_cpus":%d,"host_cpu_model":"%s","host_nodes":%d,"settings":"%s","failed":[%s]}\n' \
+		"$1" "$2" "$3" "$4" "$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo -)" \
+		"$(nproc)" "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" \
 		"$nodes" "BENCH_BOOTS=$boots ${settings[*]}" \
 		"$([ ${#failed[@]} -eq 0 ] || printf '"%s",' "${failed[@]}" | sed 's/,$//')" > "$RESULTS/bench-env.out"
 }
@@ -67,12 +75,14 @@ else
 	# machine's userspace (its root file system, read-only): README's
 	# "Benchmark on a host" as a user would run it, at a small size.
 	if [ "${BENCH_HOST_CHECK:-1}" = 1 ]; then
-		echo "TOP=$TOP BENCH_HOST_MB=16 BENCH_HOST_SIZES=4,64 BENCH_HOST_REPS=2" \
-			"sh /opt/mig/bench-host-check.sh" > "$job"
+		# TOP without symbolic links: the guest resolves them in its own root
+		printf 'TOP=%q BENCH_HOST_MB=16 BENCH_HOST_SIZES=4,64 BENCH_HOST_REPS=2 sh /opt/mig/bench-host-check.sh\n' \
+			"$(cd "$TOP" && pwd -P)" > "$job"
 		GUEST_SHARE=/ "$TOP/scripts/run-guest.sh" patched bench host-check "$job" &&
 			grep -q '^ok 4 ' "$RESULTS/host-check.out" &&
 			! grep -q '^not ok' "$RESULTS/host-check.out" || {
 			warn "the host-mode check failed (results/host-check.{out,console.log})"
+			grep '^not ok' "$RESULTS/host-check.out" >&2 || true
 			failed+=("host-check")
 		}
 	fi

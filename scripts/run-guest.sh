@@ -20,8 +20,15 @@
 #                  in order: /dev/vda, /dev/vdb, ... (optional)
 #   GUEST_SHARE    a directory of this machine the guest may mount, read-only
 #                  (9p over virtio, mount tag "hostroot"; optional)
-#   GUEST_ACCEL    tcg (default) or kvm: then each guest node's memory is
-#                  bound to the host node of the same number, if there is one
+#   GUEST_ACCEL    tcg (default: multi-threaded TCG, one host thread per vCPU),
+#                  kvm (each guest node's memory bound to the host node of the
+#                  same number, if there is one), or icount: deterministic TCG,
+#                  one host thread runs every vCPU in turn and the guest clock
+#                  counts their instructions (-icount shift=0: 1 ns of guest
+#                  time per instruction of any vCPU; sleep=off: while every
+#                  vCPU idles, the clock jumps to the next timer instead of
+#                  following the host's), so that times measured in the guest
+#                  are instruction counts, the same from boot to boot
 #   VERBOSE=1      show kernel messages live, not only the job's output
 # Writes results/NAME.console.log (kernel log + job output), results/NAME.out
 # (what the job wrote to $RESULTS), results/NAME.kmsg.log (every kernel log
@@ -82,7 +89,8 @@ half=$((cpus / 2))	# one socket per CPU node, or the kernel warns about LLC sibl
 case ${GUEST_ACCEL:-tcg} in
 tcg) accel=(-accel tcg,thread=multi -cpu max,la57=off) ;;
 kvm) accel=(-accel kvm -cpu host) ;;
-*) die "GUEST_ACCEL must be tcg or kvm" ;;
+icount) accel=(-accel tcg,thread=single -icount shift=0,sleep=off,align=off -cpu max,la57=off) ;;
+*) die "GUEST_ACCEL must be tcg, kvm or icount" ;;
 esac
 membind() {	# guest node -> ",host-nodes=N,policy=bind" under KVM
 	if [ "${GUEST_ACCEL:-tcg}" = kvm ] && [ -d "/sys/devices/system/node/node$1" ]; then
