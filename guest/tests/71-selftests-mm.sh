@@ -10,6 +10,13 @@
 # its TAP totals must add up to its plan, and every case it skips must be
 # one allowed below, with its reason.
 #
+# hugetlb-madvise is built but not run: it checks the pool's global free
+# count (HugePages_Free) between its steps, which any migration of its
+# hugetlb pages changes for a moment (the destination is taken from the
+# pool before the source goes back); it failed so ("Unexpected number of
+# free huge pages line 114") under migrun with the batch path off too
+# (migrator none), and hugetlb folios never enter the batch path
+# (migrate_hugetlbs()). ST_RUNS=hugetlb-madvise runs it.
 # ksm_functional_tests is built but not run: on this kernel its
 # test_prot_none never ends (240 s), even with no migrator selected and
 # without migrun; to be understood first. split_huge_page_test is built
@@ -43,7 +50,6 @@ gup_test -a -m 32
 gup_test -L -m 32
 gup_test -m 32 -ct -F 0x1 0 19 0x1000
 gup_test -H -b -m 8
-hugetlb-madvise
 hugetlb_dio
 mlock2-tests
 madv_populate
