@@ -105,26 +105,28 @@ stop_migrations() {
 	[ ! -e /tmp/bg.failed ] || fail "a migration under $1 was not exact"
 }
 
+# drained FILE SECS: wait up to SECS for the counter in FILE to be 0;
+# false if it is not by then
+drained() {
+	t=0
+	while [ "$(cat "$1")" -ne 0 ] && [ $t -lt "$2" ]; do
+		sleep 1; t=$((t + 1))
+	done
+	[ "$(cat "$1")" -eq 0 ]
+}
+
 # test_migrator_idle LABEL: wait up to 60 s for the test migrator's work
 # items (held sources, late writes to kept destinations) to end, so that
 # its counters are final; fail if some are left.
 test_migrator_idle() {
-	t=0
-	while [ "$(cat $MIG/test/pending)" -ne 0 ] && [ $t -lt 60 ]; do
-		sleep 1; t=$((t + 1))
-	done
-	[ "$(cat $MIG/test/pending)" -eq 0 ] ||
+	drained $MIG/test/pending 60 ||
 		fail "$1: $(cat $MIG/test/pending) work items of the test migrator left after 60 s"
 }
 
 # dcbm: wait up to SECS for every orphan (a batch whose descriptors were
 # not all called back in time) to end; fail if one is left.
 orphans_gone() {	# LABEL SECS
-	t=0
-	while [ "$(cat $MIG/dcbm/orphans)" -ne 0 ] && [ $t -lt "$2" ]; do
-		sleep 1; t=$((t + 1))
-	done
-	[ "$(cat $MIG/dcbm/orphans)" -eq 0 ] ||
+	drained $MIG/dcbm/orphans "$2" ||
 		fail "$1: $(cat $MIG/dcbm/orphans) orphans left after $2 s"
 	echo "$1: orphans ended after ${t} s"
 }
