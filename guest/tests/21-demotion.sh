@@ -18,7 +18,7 @@ echo true > /sys/kernel/mm/numa/demotion_enabled
 # migrator, it demoted nothing: all was direct reclaim).
 wsf=$(cat /proc/sys/vm/watermark_scale_factor)
 echo 1000 > /proc/sys/vm/watermark_scale_factor
-for m in $PATH_MIGRATORS; do
+for m in $(path_migrators dcbm); do
 	path_begin demotion $m || continue
 	free=$(node_meminfo 1 MemFree)
 	k0=$(vmstat pgdemote_kswapd) d0=$(vmstat pgdemote_direct)

@@ -12,7 +12,7 @@ echo 2 > /proc/sys/kernel/numa_balancing
 if [ -d $NB ]; then	# scan sooner and more often (CONFIG_SCHED_DEBUG)
 	echo 100 > $NB/scan_delay_ms; echo 100 > $NB/scan_period_min_ms
 fi
-for m in $PATH_MIGRATORS; do
+for m in $(path_migrators mtcopy); do
 	path_begin numa_misplaced $m || continue
 	p0=$(vmstat pgpromote_success)
 	pathcheck -n 2 -s 24 -c 0 -e 0:50 -t 90 touch; rc=$?

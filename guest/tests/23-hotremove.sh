@@ -27,7 +27,7 @@ set_blocks() {	# online_movable|offline: every DIMM block, retried while busy
 		done
 	done
 }
-for m in $PATH_MIGRATORS; do
+for m in $(path_migrators kernel); do
 	set_blocks online_movable || break
 	path_begin memory_hotplug $m || continue
 	held_start -n 2 -s 128 -x $lo-$hi none

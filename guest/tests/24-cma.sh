@@ -10,7 +10,7 @@ C=/sys/kernel/debug/cma/numa2
 [ -d $C ] || { fail "no CMA area on node 2 (numa_cma=2:SIZE)"; finish; }
 base=$(cat $C/base_pfn) count=$(cat $C/count)
 echo "CMA area numa2: PFNs $base-$((base + count)) ($((count >> 8)) MiB)"
-for m in $PATH_MIGRATORS; do
+for m in $(path_migrators dcbm); do
 	path_begin contig_range $m || continue
 	held_start -n 2 -s 128 -x $base-$((base + count)) none
 	echo $count > $C/alloc || fail "$m: cma_alloc of the whole area failed"

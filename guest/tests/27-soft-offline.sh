@@ -7,7 +7,7 @@
 # checked after. The offlined pages stay poisoned (out of the allocator).
 . /opt/mig/tests/lib.sh
 
-for m in $PATH_MIGRATORS; do
+for m in $(path_migrators mtcopy); do
 	path_begin memory_failure $m || continue
 	pathcheck -n 1 -s 6 soft-offline; rc=$?
 	# 64 pages given to soft_offline_page by physical address

@@ -34,7 +34,7 @@ echo 5 > $A/age/min	# aggregation intervals: 1 s untouched
 echo 4294967295 > $A/age/max
 echo "node 1: physical $start-$end"
 
-for m in $PATH_MIGRATORS; do
+for m in $(path_migrators dcbm); do
 	path_begin damon $m || continue
 	echo on > $D/0/state || { fail "cannot start kdamond"; path_end damon damon $m 1; continue; }
 	pathcheck -n 1 -s 48 -e 2:90 -t 120 until; rc=$?

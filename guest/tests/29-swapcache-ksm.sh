@@ -15,7 +15,7 @@ chmod 600 /mnt/swapfile
 mkswap /mnt/swapfile > /dev/null && swapon /mnt/swapfile || { fail "cannot enable swap"; finish; }
 K=/sys/kernel/mm/ksm
 echo 1000 > $K/pages_to_scan; echo 20 > $K/sleep_millisecs
-for m in $PATH_MIGRATORS; do
+for m in $(path_migrators kernel); do
 	path_begin syscall_or_cpuset $m || continue
 	s0=$(vmstat pswpout)
 	held_start -n 1 -s 32 -f 4,64 -P -e 2:90 move 2

@@ -142,12 +142,15 @@ swdma_copies() {
 	cat /sys/devices/platform/swdma/dma/dma*chan*/memcpy_count | awk '{ n += $1 } END { print n + 0 }'
 }
 
-# ---- the kernel's own migration paths (tests 21-29) ----------------------
-# Each path runs under every migrator of PATH_MIGRATORS with only its
-# migrate reason batching; path_end prints a row of the README's table.
-# The events stay on and the batch path stays enabled from one migrator
-# to the next (fewer code patches: see events()) until path_cleanup.
-PATH_MIGRATORS=${PATH_MIGRATORS:-kernel mtcopy dcbm}
+# ---- the kernel's own migration paths (tests 20-29, 71) -------------------
+# Each path runs with only its migrate reason batching, under the migrator
+# its test names (make test's time: every migrator meets several paths), or
+# under each one of PATH_MIGRATORS when that is set: the full matrix is
+# GUEST_APPEND="PATH_MIGRATORS=kernel,mtcopy,dcbm" (commas: one kernel
+# argument). path_end prints a row of the README's table. The events stay
+# on and the batch path stays enabled from one migrator to the next (fewer
+# code patches: see events()) until path_cleanup.
+path_migrators() { echo "${PATH_MIGRATORS:-$1}" | tr ',' ' '; }
 path_begin() {	# REASON MIGRATOR
 	case $2 in
 	mtcopy)	modprobe migrate_mtcopy &&
