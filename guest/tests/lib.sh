@@ -197,7 +197,7 @@ path_end() {
 path_cleanup() {
 	events off mm_migrate_batch_start mm_migrate_batch_copy_begin
 	select_migrator none
-	echo 64 > $MIG/mtcopy/min_batch_pages 2>/dev/null
+	[ ! -e $MIG/mtcopy ] || echo 64 > $MIG/mtcopy/min_batch_pages
 	for m in dcbm swdma migrate_mtcopy; do
 		! grep -q "^$m " /proc/modules || rmmod $m || fail "cannot unload $m"
 	done
