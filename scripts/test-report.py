@@ -16,9 +16,9 @@ the failures with their failing sub-checks and kernel report titles and,
 last, "N passed, N failed[, N skipped]" over the top-level results of the
 boots, the self-test counting as one.  A skip, of a test or of a sub-check
 (TEST/SUB-CHECK), fails unless the skips file allows it; the harness's own
-skips (tests a stale int3 of QEMU kept from running, run again in a retry
-boot) are allowed.  test.json has the summary and the tree as the kernel's
-parser read it (test.parse.log: its account).  Exit status 1 on a failure.
+skips (tests a stale int3 of QEMU or an early-boot hang kept from running,
+run again in a retry boot) are allowed.  test.json has the summary and the
+tree as the kernel's parser read it (test.parse.log: its account).  Exit status 1 on a failure.
 """
 import argparse
 import fnmatch
@@ -89,6 +89,11 @@ def boot_results(results, name):
     int3 = [r for r in reports if r.startswith('stale int3')]
     reports = [r for r in reports if not r.startswith('stale int3')]
     retry = meta.get('retry')
+    # an early-boot hang (before init) is the emulator's, like a stale int3,
+    # as long as the console up to it is clean
+    early = meta.get('ended', '').startswith('stopped before its init started')
+    if early and not reports:
+        int3 = [meta['ended']]
     reported = guest_results(os.path.join(results, name + '.out'))
     out = []
     for i, test in enumerate(meta.get('tests', '').split(), 1):
@@ -96,8 +101,10 @@ def boot_results(results, name):
         if got and got[0] == test:
             out.append(Result(test, got[1], got[2], got[3]))
         elif int3 and retry:
-            out.append(Result(test, True, f'SKIP the guest died of a stale int3 '
-                              f'(QEMU TCG); run again in {retry}', harness_skip=True))
+            why = 'stopped before its init started' if early else \
+                'died of a stale int3 (QEMU TCG)'
+            out.append(Result(test, True, f'SKIP the guest {why}; run again in {retry}',
+                              harness_skip=True))
         else:
             out.append(Result(test, False, 'did not report: the guest died, '
                               'stalled or timed out'))
