@@ -15,10 +15,11 @@
 # page once within node 0 with madvise(MADV_SOFT_OFFLINE), reason
 # memory_failure, again onto temporary pages.
 #
-# This runs under the default settings, the kernel migrator with all
-# reasons, the test migrator and mtcopy (if built). hugetlb folios do not
-# take the batch copy, but their move must not depend on what the batch
-# path and the migrators do with the folios they do take.
+# This runs under the default settings and the kernel migrator with all
+# reasons: hugetlb folios do not take the batch copy (migrate_hugetlbs()),
+# but their move must not depend on whether the batch path is on. Other
+# migrators are not run: with only hugetlb memory migrating they are given
+# no folio at all.
 . /opt/mig/tests/lib.sh
 
 MC="migcheck -m hugetlb,hugetlb_shared -k 2048 -s 8 -n 0,1,0,2,0"
@@ -93,24 +94,6 @@ run default
 select_migrator kernel && echo all > $MIG/reasons ||
 	fail "cannot select the kernel migrator with all reasons"
 run kernel
-
-if modprobe test_migrator && select_migrator test; then
-	echo copy > $MIG/test/mode
-	run test
-	select_migrator kernel
-	rmmod test_migrator || fail "cannot unload test_migrator"
-else
-	fail "cannot load and select test_migrator"
-fi
-
-if modprobe migrate_mtcopy 2>/dev/null; then
-	select_migrator mtcopy || fail "cannot select mtcopy"
-	run mtcopy
-	select_migrator kernel
-	rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
-else
-	echo "no migrate_mtcopy module: mtcopy not run"
-fi
 
 # Upstream selftests/mm/hugetlb-soft-offline, batch path on: it soft-offlines
 # one page of a 2-page hugetlbfs memfd (MAP_SHARED) while the pool has free
