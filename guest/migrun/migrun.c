@@ -21,6 +21,9 @@
  * pages these calls moved). Calls on a process that is exiting or gone
  * (ESRCH, or EINVAL once it has no mm) are counted apart, not as errors.
  *
+ * CMD runs in a process group of its own, to which migrun forwards SIGINT,
+ * SIGTERM and SIGHUP: a timeout stops the processes it forked as well.
+ *
  * Exit status: the command's (128 + signal number if a signal killed it);
  * 125 if migrun cannot run it, 127 if it cannot be executed.
  */
@@ -44,10 +47,11 @@
 
 static pid_t child;
 
+/* to the command's process group: the children it forked too */
 static void forward(int sig)
 {
 	if (child > 0)
-		kill(child, sig);
+		kill(-child, sig);
 }
 
 /* pgmigrate_success and pgmigrate_fail of /proc/vmstat */
@@ -235,10 +239,12 @@ int main(int argc, char **argv)
 		return 125;
 	}
 	if (!child) {
+		setpgid(0, 0);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "migrun: %s: %s\n", argv[optind], strerror(errno));
 		_exit(127);
 	}
+	setpgid(child, child);	/* whichever of the two runs first */
 
 	while (!done) {
 		/* odd rounds move A -> B, even ones B -> A */
