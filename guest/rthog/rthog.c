@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Real-time tasks for the tests (busybox has no chrt):
+ * Scheduling policies for the tests (busybox has no chrt):
  *   rthog CPU SECS           a SCHED_FIFO (priority 50) busy loop on CPU for
  *                            SECS seconds: nothing of lower priority runs
  *                            there meanwhile, with RT throttling and the
  *                            fair server off
  *   rthog -r PRIO CMD ARG..  run CMD with SCHED_FIFO priority PRIO
+ *   rthog -i CMD ARG..       run CMD with SCHED_IDLE
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -18,11 +19,11 @@
 
 #define HOG_PRIO	50
 
-static int set_fifo(int prio)
+static int set_policy(int policy, int prio)
 {
 	struct sched_param sp = { .sched_priority = prio };
 
-	if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+	if (sched_setscheduler(0, policy, &sp)) {
 		perror("rthog: sched_setscheduler");
 		return -1;
 	}
@@ -35,14 +36,21 @@ int main(int argc, char **argv)
 	cpu_set_t set;
 
 	if (argc >= 4 && !strcmp(argv[1], "-r")) {
-		if (set_fifo(atoi(argv[2])))
+		if (set_policy(SCHED_FIFO, atoi(argv[2])))
 			return 2;
 		execvp(argv[3], argv + 3);
 		perror(argv[3]);
 		return 2;
 	}
+	if (argc >= 3 && !strcmp(argv[1], "-i")) {
+		if (set_policy(SCHED_IDLE, 0))
+			return 2;
+		execvp(argv[2], argv + 2);
+		perror(argv[2]);
+		return 2;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: rthog CPU SECS | rthog -r PRIO CMD [ARG...]\n");
+		fprintf(stderr, "usage: rthog CPU SECS | rthog -r PRIO CMD [ARG...] | rthog -i CMD [ARG...]\n");
 		return 2;
 	}
 	CPU_ZERO(&set);
@@ -51,7 +59,7 @@ int main(int argc, char **argv)
 		perror("rthog: sched_setaffinity");
 		return 2;
 	}
-	if (set_fifo(HOG_PRIO))
+	if (set_policy(SCHED_FIFO, HOG_PRIO))
 		return 2;
 	end = now_ns() + strtoull(argv[2], NULL, 0) * 1000000000ULL;
 	while (now_ns() < end)

@@ -7,7 +7,8 @@
 # Last, what tx_status says after a terminate (the dma_status test module):
 # a descriptor called back reads DMA_COMPLETE, and one that reads
 # DMA_COMPLETE has copied its bytes: one the terminate dropped before it
-# ran must not, in order and out of order.
+# ran must not, in order and out of order. And swdma's device unbound
+# while dmatest holds its channels: no use-after-free when it lets them go.
 . /opt/mig/tests/lib.sh
 
 T=/sys/module/dmatest/parameters
@@ -104,6 +105,27 @@ status_after_terminate() {
 }
 status_after_terminate "tx_status after terminate" 64
 status_after_terminate "tx_status after terminate, out of order" any out_of_order=2
+
+# A client that still holds channels when their provider goes (swdma's
+# device unbound while dmatest runs), and lets them go after:
+# dma_release_channel() must not touch a channel once it has dropped the
+# last reference to the device, which frees swdma's channels with it (on
+# series v4: KASAN slab-use-after-free in dma_release_channel()).
+modprobe swdma nr_channels=2 latency_us=1000 || fail "cannot load swdma"
+modprobe dmatest iterations=0 timeout=2000 max_channels=2 noverify=1 &&
+	echo 1 > $T/run || fail "unbind: cannot start dmatest"
+sleep 2
+dmesg -c > /dev/null
+echo swdma > /sys/bus/platform/drivers/swdma/unbind || fail "cannot unbind swdma"
+echo 0 > $T/run		# dmatest gives its channels back
+rmmod dmatest || fail "unbind: rmmod dmatest"
+if dmesg | grep -q 'BUG: KASAN'; then
+	dmesg | grep -A 3 'BUG: KASAN'
+	fail "unbound with its channels held: KASAN report when dmatest let them go"
+else
+	echo "unbound with its channels held: dmatest let them go, no KASAN report"
+fi
+rmmod swdma || fail "cannot unload swdma after the unbind"
 
 modprobe swdma nr_channels=3 private=0 || fail "cannot load swdma private=0"
 want_threads=3

@@ -20,6 +20,7 @@ excluded=$( { cpu_list "$isolated"; cpu_list "$nohz_full"; } | sort -nu | tr '\n
 
 modprobe migrate_mtcopy || { fail "cannot load migrate_mtcopy"; finish; }
 echo $ncpus > $MIG/mtcopy/threads
+echo $ncpus > $MIG/mtcopy/max_workers	# every CPU may have a worker
 echo 1 > $MIG/mtcopy/min_batch_pages
 select_migrator mtcopy
 

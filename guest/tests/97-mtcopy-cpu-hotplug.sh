@@ -10,6 +10,7 @@
 last=$(($(nproc --all) - 1))
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
 echo $((last + 1)) > $MIG/mtcopy/threads
+echo $((last + 1)) > $MIG/mtcopy/max_workers
 echo 1 > $MIG/mtcopy/min_batch_pages
 select_migrator mtcopy
 snap
