@@ -117,6 +117,10 @@ for i in 0 1; do
 		       -numa "hmat-lb,initiator=$i,target=$t,hierarchy=memory,data-type=access-bandwidth,bandwidth=$bw")
 	done
 done
+# The debug kernel reports every KASAN bug, not only a boot's first (a
+# test that checks for its own report must not be hidden by an earlier one)
+debug_append=
+[ "$profile" != debug ] || debug_append=" kasan_multi_shot"
 args=(
 	-machine q35,hmat=on "${accel[@]}"
 	-smp "$cpus,sockets=2,cores=$half,threads=1"
@@ -127,7 +131,7 @@ args=(
 	-numa node,nodeid=2,memdev=m2,initiator=0
 	"${hmat[@]}"
 	-kernel "$out/arch/x86/boot/bzImage" -initrd "$jobdir/initrd"
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 log_buf_len=8M watchdog_thresh=60${GUEST_APPEND:+ $GUEST_APPEND}"
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 log_buf_len=8M watchdog_thresh=60$debug_append${GUEST_APPEND:+ $GUEST_APPEND}"
 	-display none -monitor none -nic none -no-reboot
 	-serial file:"$console" -serial file:"$result" -serial file:"$kmsg"
 )

@@ -111,21 +111,26 @@ status_after_terminate "tx_status after terminate, out of order" any out_of_orde
 # dma_release_channel() must not touch a channel once it has dropped the
 # last reference to the device, which frees swdma's channels with it (on
 # series v4: KASAN slab-use-after-free in dma_release_channel()).
-modprobe swdma nr_channels=2 latency_us=1000 || fail "cannot load swdma"
-modprobe dmatest iterations=0 timeout=2000 max_channels=2 noverify=1 &&
-	echo 1 > $T/run || fail "unbind: cannot start dmatest"
-sleep 2
-dmesg -c > /dev/null
-echo swdma > /sys/bus/platform/drivers/swdma/unbind || fail "cannot unbind swdma"
-echo 0 > $T/run		# dmatest gives its channels back
-rmmod dmatest || fail "unbind: rmmod dmatest"
-if dmesg | grep -q 'BUG: KASAN'; then
-	dmesg | grep -A 3 'BUG: KASAN'
-	fail "unbound with its channels held: KASAN report when dmatest let them go"
-else
-	echo "unbound with its channels held: dmatest let them go, no KASAN report"
-fi
-rmmod swdma || fail "cannot unload swdma after the unbind"
+unbind_held() {
+	modprobe swdma nr_channels=2 latency_us=1000 || { fail "unbind: cannot load swdma"; return; }
+	modprobe dmatest iterations=0 timeout=2000 max_channels=2 noverify=1 &&
+		echo 1 > $T/run || fail "unbind: cannot start dmatest"
+	sleep 2
+	held=$(cat /sys/devices/platform/swdma/dma/dma*chan*/in_use | grep -c '^1$')
+	[ "$held" -eq 2 ] || fail "unbind: dmatest holds $held of swdma's 2 channels"
+	dmesg -c > /dev/null
+	echo swdma > /sys/bus/platform/drivers/swdma/unbind || fail "cannot unbind swdma"
+	echo 0 > $T/run		# dmatest gives its channels back
+	rmmod dmatest || fail "unbind: rmmod dmatest"
+	if dmesg | grep -q 'BUG: KASAN'; then
+		dmesg | grep -A 3 'BUG: KASAN'
+		fail "unbound with its channels held: KASAN report when dmatest let them go"
+	else
+		echo "unbound with $held channels held: dmatest let them go, no KASAN report"
+	fi
+	rmmod swdma || fail "cannot unload swdma after the unbind"
+}
+unbind_held
 
 modprobe swdma nr_channels=3 private=0 || fail "cannot load swdma private=0"
 want_threads=3

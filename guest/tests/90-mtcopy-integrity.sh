@@ -13,7 +13,7 @@ M=$MIG/mtcopy
 # any size here, so that it copies every byte.
 [ "$(cat $M/min_batch_pages)" = 64 ] || fail "min_batch_pages default: $(cat $M/min_batch_pages)"
 echo 1 > $M/min_batch_pages
-echo 4 > $M/max_workers	# 4 threads: 3 workers
+echo "$(nproc --all)" > $M/max_workers	# no cap below the threads
 for t in 1 4; do
 	echo $t > $M/threads
 	# 5 sizes (4K-2M) x 3 hops x 4 MiB, only move_pages() batching

@@ -8,11 +8,12 @@
 # confined to CPUs 0 and 1, migrates 64K folios with migrate_pages(2),
 # 256 MiB per batch, so that a batch copy lasts longer than the trigger
 # takes. As soon as a batch copy begins (a trace instance of its own, read
-# through trace_pipe), SCHED_FIFO loops take every CPU but 0 for HOG_S
-# seconds: the worker, on CPU 1, is preempted in the middle of its copy
-# and gets only what RT throttling and 6.12's fair server leave it (50 ms
-# of every second; turning the fair server off at run time warns in
-# 6.12's sub_running_bw()), while the task goes on on CPU 0. Twice.
+# through trace_pipe), SCHED_FIFO loops take every CPU but the one the copy
+# began on (the task's) for HOG_S seconds: the worker, on the other CPU
+# the task may use, is preempted in the middle of its copy and gets only
+# what RT throttling and 6.12's fair server leave it (50 ms of every
+# second; turning the fair server off at run time warns in 6.12's
+# sub_running_bw()), while the task goes on. Twice.
 # Checked: every byte; the task gave up on a preempted worker (folios
 # kept) instead of waiting for it; no batch copy lasted as long as a hog.
 . /opt/mig/tests/lib.sh
@@ -25,17 +26,21 @@ echo 1 > $MIG/mtcopy/min_batch_pages
 select_migrator mtcopy
 batch=$(cat $MIG/max_batch_pages)
 echo 65536 > $MIG/max_batch_pages
-cpus=$(seq 1 $(($(nproc --all) - 1)))
+cpus=$(seq 0 $(($(nproc --all) - 1)))
 mkdir -p $TRIGGER
 
 # hog_next_copy: once the next batch copy begins, every CPU taken for HOG_S s
 hog_next_copy() {
 	: > $TRIGGER/trace
 	echo 1 > $TRIGGER/events/migrate/mm_migrate_batch_copy_begin/enable
-	timeout 60 grep -q mm_migrate_batch_copy_begin $TRIGGER/trace_pipe ||
+	line=$(timeout 60 grep -m 1 mm_migrate_batch_copy_begin $TRIGGER/trace_pipe) ||
 		fail "no batch copy began within 60 s"
+	# "<...>-PID [CPU] ...": the task's CPU, with no preemption point
+	# between the event and the copy (PREEMPT_NONE)
+	self=$(echo "$line" | sed -n 's/.*\[0*\([0-9][0-9]*\)\].*/\1/p')
 	hogs=""
 	for c in $cpus; do
+		[ "$c" != "$self" ] || continue
 		{ rthog $c $HOG_S || echo $c >> /tmp/hog.failed; } &
 		hogs="$hogs $!"
 	done

@@ -33,7 +33,7 @@ limited() {
 
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
 echo 4 > $MIG/mtcopy/threads
-echo 4 > $MIG/mtcopy/max_workers
+echo "$(nproc --all)" > $MIG/mtcopy/max_workers
 k=$(limited kernel)
 snap
 m=$(limited mtcopy)
