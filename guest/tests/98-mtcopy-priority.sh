@@ -62,7 +62,7 @@ while read -r pid; do
 	n=$(awk '{ print $19 }' /proc/$pid/stat 2>/dev/null) || continue
 	[ "$n" -eq 0 ] || fail "nice 0: an mtcopy work ran on a kworker at nice $n"
 done < /tmp/workers
-echo "nice 0: works ran on $(wc -l < /tmp/workers) kworkers, nice 0"
+echo "nice 0: works ran on $(wc -l < /tmp/workers) kworkers"
 for wrap in nice19 "rthog -i" "rthog -r 10"; do
 	snap
 	# shellcheck disable=SC2046,SC2086  # words
