@@ -21,7 +21,7 @@ DEV=/dev/vdb
 KO=/opt/mig/kmod/bh_holder.ko
 P=/sys/module/bh_holder/parameters
 SECS=${T19_SECS:-8}
-MIGRATORS=${T19_MIGRATORS:-kernel test mtcopy}
+MIGRATORS=${T19_MIGRATORS:-kernel test}	# any other is offered none of these folios
 
 [ -b $DEV ] || { echo "needs $DEV (scripts/run-guest.sh GUEST_DISKS)"; exit 4; }
 [ -f $KO ] || { echo "no $KO in the initramfs"; exit 1; }
