@@ -56,7 +56,6 @@ build_selftest() {	# name, sources in selftests/mm/... [-lLIB...]
 }
 util=(vm_util.c thp_settings.c)
 build_selftest migration migration.c "${util[@]}"
-build_selftest compaction_test compaction_test.c
 build_selftest hugetlb-soft-offline hugetlb-soft-offline.c
 # Test 71: selftests whose state a migration must preserve
 build_selftest cow cow.c "${util[@]}" -luring

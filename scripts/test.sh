@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # make test: self-test the kernel-log judge, build the patched kernel (debug
 # config), boot it with 4 vCPUs, run every guest test but dcbm's integrity
-# matrix, timeout race and stuck unbind, and judge the kernel log; then boot
-# it again with swiotlb=force for those, dcbm's untrusted-provider test and
-# the DMA-API check, and with isolcpus= and nohz_full= for mtcopy's
-# placement test. Writes results/test.ktap and results/test.json.
+# matrix, timeout race, untrusted providers and stuck unbind, and judge the
+# kernel log; then boot it again with swiotlb=force for those and the
+# DMA-API check, and with isolcpus= and nohz_full= for mtcopy's placement
+# test. Writes results/test.ktap and results/test.json.
 #   TESTS="10-migbench-verify ..."  run only these guest tests (one boot)
 # Last line: "N passed, N failed[, N skipped]"; exit status non-zero on any
 # failure, or on a skip that guest/tests/skips does not allow.
@@ -98,10 +98,11 @@ rm -f "$RESULTS"/*.boot "$RESULTS"/*-retry.* "$RESULTS"/test.*	# of an earlier r
 log "self-test of the kernel-log judge"
 "$TOP/scripts/test-judge.sh" > "$RESULTS/judge.ktap" || warn "the kernel-log judge fails its self-test"
 
-# dcbm's integrity matrix and its timeout race run in the swiotlb boot only
-# (below): the race is one of bounce buffers, and make test stays within
-# CI's time. 87 leaks what a hung engine holds, for good: it runs last there.
-swiotlb_only="80-dcbm-integrity 86-dcbm-timeout-race"
+# dcbm's integrity matrix, its timeout race and the untrusted providers run
+# in the swiotlb boot only (below): the race is one of bounce buffers, and
+# make test stays within CI's time. 87 leaks what a hung engine holds, for
+# good: it runs last there.
+swiotlb_only="80-dcbm-integrity 86-dcbm-timeout-race 84-dcbm-untrusted"
 swiotlb_last=87-dcbm-unbind-stuck
 if [ -n "${TESTS:-}" ]; then
 	tests=$TESTS
@@ -128,7 +129,7 @@ fi
 # 87 leaks its mappings.
 # shellcheck disable=SC2086
 [ -n "${TESTS:-}" ] ||
-	boot test-swiotlb "swiotlb=force" $swiotlb_only 84-dcbm-untrusted 95-dma-api-debug $swiotlb_last
+	boot test-swiotlb "swiotlb=force" $swiotlb_only 95-dma-api-debug $swiotlb_last
 # The last CPU isolated, the one before it tickless: mtcopy's workers must
 # stay off both.
 last=$((${GUEST_CPUS:-4} - 1))
