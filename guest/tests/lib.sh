@@ -146,11 +146,11 @@ swdma_copies() {
 # Each path runs with only its migrate reason batching, under the migrator
 # its test names (make test's time: every migrator meets several paths), or
 # under each one of PATH_MIGRATORS when that is set: the full matrix is
-# GUEST_APPEND="PATH_MIGRATORS=kernel,mtcopy,dcbm" (commas: one kernel
-# argument). path_end prints a row of the README's table. The events stay
-# on and the batch path stays enabled from one migrator to the next (fewer
-# code patches: see events()) until path_cleanup.
-path_migrators() { echo "${PATH_MIGRATORS:-$1}" | tr ',' ' '; }
+# GUEST_APPEND='PATH_MIGRATORS="kernel mtcopy dcbm"' (the kernel passes a
+# quoted value to init whole). path_end prints a row of the README's table.
+# The events stay on and the batch path stays enabled from one migrator to
+# the next (fewer code patches: see events()) until path_cleanup.
+path_migrators() { echo "${PATH_MIGRATORS:-$1}"; }
 path_begin() {	# REASON MIGRATOR
 	case $2 in
 	mtcopy)	modprobe migrate_mtcopy &&
