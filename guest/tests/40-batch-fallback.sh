@@ -57,14 +57,19 @@ show() {	# LABEL: the counters that moved
 	echo "$1:${line:- nothing counted}"
 }
 # expect LABEL NAME=VALUE...: every counter of stats/ moved by exactly the
-# value given, those not named by 0
+# value given (NAME>=VALUE: at least), those not named by 0
 expect() {
 	label=$1; shift
 	for c in $STATS; do
-		want=0
-		for kv in "$@"; do [ "${kv%%=*}" = "$c" ] && want=${kv#*=}; done
-		[ "$(delta $c)" -eq "$want" ] ||
-			fail "$label: stats/$c moved by $(delta $c), expected $want"
+		want=0 op=-eq
+		for kv in "$@"; do
+			case $kv in
+			"$c>="*) want=${kv#*>=} op=-ge ;;
+			"$c="*) want=${kv#*=} op=-eq ;;
+			esac
+		done
+		[ "$(delta $c)" $op "$want" ] ||
+			fail "$label: stats/$c moved by $(delta $c), expected ${op#-} $want"
 	done
 }
 
@@ -94,14 +99,19 @@ run incomplete
 expect incomplete batches=$B folios=$EVEN bytes=$EVEN_BYTES \
 	fallback_incomplete=$((ODD + FEW))
 
-# keep holds every odd destination as an engine that did not stop would,
-# scribbles over it now and again later: the core must move those folios to
-# new destinations with the CPU, and no kept folio may be in use when the
-# late scribble comes (test/kept_in_use counts those that were)
+# keep holds every odd pair as an engine that did not stop would: it
+# scribbles over the destination now, and later copies the source into it
+# and scribbles again; the core must move those folios to new destinations
+# with the CPU, and no kept folio may be in use when the core gives it up
+# (test/kept_in_use counts those that were). Until the late copy has let
+# the source go, its move fails on that reference and is retried, and a
+# retry of move_pages() is a batch of its own, copied by the test migrator
+# (and retried again, fallback_retry, while the source is still held): the
+# batches and folios copied are at least those of one pass.
 in_use=$(cat $T/kept_in_use)
 run keep
-expect keep batches=$B folios=$((EVEN + FEW)) \
-	bytes=$((EVEN_BYTES + FEW_BYTES)) kept=$ODD
+expect keep "batches>=$B" "folios>=$((EVEN + FEW))" \
+	"bytes>=$((EVEN_BYTES + FEW_BYTES))" kept=$ODD "fallback_retry>=0"
 test_migrator_idle keep	# the late scribbles: up to 2 s each for the core to let go
 [ "$(cat $T/kept_in_use)" -eq "$in_use" ] ||
 	fail "keep: $(( $(cat $T/kept_in_use) - in_use )) kept folios were in use at the late scribble (test/kept_in_use)"

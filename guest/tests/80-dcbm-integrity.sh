@@ -23,11 +23,13 @@ dev=$(ls /sys/class/dma | sed -n 's/chan0$//p' | head -1)
 [ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels default: $(cat $D/nr_channels)"
 [ "$(cat $D/timeout_ms)" = 5000 ] || fail "timeout_ms default: $(cat $D/timeout_ms)"
 [ "$(cat $D/min_batch_pages)" = 0 ] || fail "min_batch_pages default: $(cat $D/min_batch_pages)"
+[ "$(cat $D/queue_depth)" = 32 ] || fail "queue_depth default: $(cat $D/queue_depth)"
 [ -z "$(cat $D/device)" ] || fail "device default: $(cat $D/device)"
 [ -z "$(cat $D/channels)" ] || fail "channels held while not selected: $(cat $D/channels)"
 for v in 0 17 -1 abc 4x ""; do write_fails $D/nr_channels "$v"; done
 for v in 0 60001 -5 x; do write_fails $D/timeout_ms "$v"; done
 for v in -1 x 99999999999; do write_fails $D/min_batch_pages "$v"; done
+for v in 0 65537 -1 x; do write_fails $D/queue_depth "$v"; done
 write_fails $D/device "a b"
 write_fails $D/device "0123456789012345678901234567890123"
 

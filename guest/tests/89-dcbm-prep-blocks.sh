@@ -1,0 +1,92 @@
+#!/bin/sh
+# A provider whose prep sleeps while its ring is full: idxd prepares with
+# idxd_alloc_desc(wq, IDXD_OP_BLOCK), which waits (interruptibly, so a
+# kernel thread waits for ever) until a descriptor of the work queue
+# completes. swdma's prep_blocks=1 with ring_size=4 does the same. dcbm
+# must never have more descriptors in flight on a channel than
+# dcbm/queue_depth, set to the ring's size: then prep never waits, a batch
+# on an engine that stopped completing gives up after timeout_ms as on
+# any other engine (its destinations kept, the channel fenced), and the
+# migration goes on. The migrating task must not be stuck in prep: it is
+# given 10 s (timeout_ms is 300 then), then killed so that the test can go on.
+# Every byte must arrive, and once the engine completes again the orphans
+# end. Failed before the fix (series v5 of November 26): the migration stayed
+# in swdma_prep_dma_memcpy().
+. /opt/mig/tests/lib.sh
+
+P=/sys/module/swdma/parameters
+D=$MIG/dcbm
+RING=4
+
+# one channel that completes in order (it can be fenced), one descriptor
+# per page so that a batch needs many more descriptors than the ring holds
+modprobe swdma nr_channels=1 max_seg_size=4096 || { echo "cannot load swdma"; exit 1; }
+modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+echo 1 > $D/nr_channels
+if [ -e $D/queue_depth ]; then
+	echo $RING > $D/queue_depth || fail "cannot set queue_depth to $RING"
+else
+	echo "dcbm has no queue_depth"
+fi
+echo $RING > $P/ring_size && echo 1 > $P/prep_blocks || fail "cannot set swdma's ring"
+select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
+
+# migrate LABEL: a verified hop of 4K folios 0 -> 1 -> 0, given 10 s
+migrate() {
+	rm -f /tmp/mb.rc
+	(migbench -s 2 -k 4 -r 1 -V 0,1 > /tmp/mb.log 2>&1; echo $? > /tmp/mb.rc) &
+	sub=$!
+	t=0
+	while [ ! -e /tmp/mb.rc ] && [ $t -lt 10 ]; do sleep 1; t=$((t + 1)); done
+	if [ ! -e /tmp/mb.rc ]; then
+		pid=$(for p in /proc/[0-9]*; do
+			[ "$(cat $p/comm 2>/dev/null)" = migbench ] &&
+				[ "$(awk '{ print $4 }' $p/stat)" = $sub ] && echo ${p#/proc/}
+		done)
+		fail "$1: migration still running after $t s (timeout_ms $(cat $D/timeout_ms)): in $(cat /proc/$pid/wchan 2>/dev/null)"
+		sed 's/^/    /' /proc/$pid/stack 2>/dev/null
+		kill -KILL $pid
+	fi
+	wait $sub
+	rc=$(cat /tmp/mb.rc)
+	echo "$1: migbench exit $rc after about $t s"
+	# killed (137): its data was not checked to the end
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 137 ] ||
+		{ cat /tmp/mb.log; fail "$1: data not exact after migration"; }
+}
+
+# the engine completes: prep never needs to wait, every folio copied (a
+# ring of 4 is slow on an emulated machine: no timeout then)
+echo 30000 > $D/timeout_ms
+snap
+migrate "ring of $RING, engine working"
+echo "engine working: batches +$(delta batches) folios +$(delta folios)" \
+     "nomem +$(delta fallback_nomem) timeout +$(delta fallback_timeout)"
+[ "$(delta folios)" -gt 0 ] || fail "engine working: dcbm copied nothing"
+[ "$(delta fallback_timeout)" -eq 0 ] || fail "engine working: timeouts"
+
+# the engine stops completing: the ring fills and stays full
+echo 300 > $D/timeout_ms
+echo hang > $P/fail_mode && echo 100 > $P/fail_percent || fail "cannot make swdma hang"
+snap
+migrate "ring of $RING, engine hung"
+echo "engine hung: batches +$(delta batches) kept +$(delta kept)" \
+     "timeout +$(delta fallback_timeout) busy +$(delta fallback_busy)," \
+     "orphans $(cat $D/orphans)"
+[ "$(delta kept)" -gt 0 ] || fail "engine hung: no destination kept"
+
+# the engine completes again: the fences complete, the orphans end
+echo 0 > $P/fail_percent && echo error > $P/fail_mode
+orphans_gone "engine hung" 60
+echo 30000 > $D/timeout_ms
+snap
+migrate "ring of $RING, engine working again"
+[ "$(delta folios)" -gt 0 ] || fail "working again: dcbm copied nothing"
+dmesg | grep -q "dcbm: .*no fence" && fail "a channel could not be fenced"
+
+select_migrator none || fail "cannot deselect dcbm"
+echo 5000 > $D/timeout_ms
+[ ! -e $D/queue_depth ] || echo 32 > $D/queue_depth
+rmmod dcbm || fail "cannot unload dcbm"
+rmmod swdma || fail "cannot unload swdma"
+finish
