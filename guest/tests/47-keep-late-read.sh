@@ -36,10 +36,9 @@ grep -q "did not move" /tmp/47.out ||
 	echo "every page moved: no kept source was held through a move"
 test_migrator_idle "late reads"
 echo "kept +$(delta kept), copied +$(delta folios), retried +$(delta fallback_retry)"
-[ "$(delta kept)" -gt 0 ] && pass "$(delta kept) kept sources read late, none freed under the read" ||
+# a read of a freed source is a KASAN report or a fault: the log judge's
+[ "$(delta kept)" -gt 0 ] && pass "$(delta kept) kept sources read late" ||
 	fail "the test migrator kept no pair: no source was read late"
 [ "$(cat $T/kept_in_use)" -eq 0 ] || fail "test/kept_in_use: $(cat $T/kept_in_use) kept folios were in use"
-echo 0 > $T/delay_ms
-echo copy > $T/mode
-reset_migration
+reset_migration	# unloads the test migrator, its settings with it
 finish
