@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# make test: self-test the kernel-log judge, build the patched kernel (debug
-# config), boot it with 4 vCPUs, run every guest test but dcbm's integrity
-# matrix, timeout race, untrusted providers and stuck unbind, and judge the
-# kernel log; then boot it again with swiotlb=force for those and the
-# DMA-API check, and with isolcpus= and nohz_full= for mtcopy's placement
-# test. Writes results/test.ktap and results/test.json.
+# make test (scripts/test.sh quick) and make test-full (scripts/test.sh
+# full): self-test the kernel-log judge, build the patched kernel (debug
+# config), boot it with 4 vCPUs and run the guest tests (the quick group,
+# guest/tests/quick, or all), and judge the kernel log. make test-full then
+# boots it again with swiotlb=force for dcbm's integrity matrix, timeout
+# race, untrusted providers and stuck unbind, and both boot it with
+# isolcpus=, nohz_full= and debug_pagealloc=on for mtcopy's placement and
+# the late reads of kept sources. Writes results/test.ktap and
+# results/test.json.
 #   TESTS="10-migbench-verify ..."  run only these guest tests (one boot)
 # Last line: "N passed, N failed[, N skipped]"; exit status non-zero on any
 # failure, or on a skip that guest/tests/skips does not allow.
 . "$(dirname "$0")/lib.sh"
+
+group=${1:-quick}
+case $group in quick|full) ;; *) die "usage: $0 quick|full" ;; esac
 
 "$TOP/scripts/deps.sh"
 "$TOP/scripts/tree.sh"
@@ -19,8 +25,8 @@
 # its KTAP goes to results/NAME.out, the judge's verdict on its kernel logs
 # to results/NAME.reports, how it ended to results/NAME.boot; the report
 # (scripts/test-report.py) makes the verdicts of all boots.
-# The main boot's tests take 60-80 minutes on a slow 2-core host (the
-# debug kernel under TCG): a stuck guest is caught by GUEST_STALL and each
+# The main boot's tests take up to 20 minutes (quick) or 60-80 (full) on a
+# slow 2-core host (the debug kernel under TCG): a stuck guest is caught by GUEST_STALL and each
 # test by its time limit (guest/tests/settings), the hard limit only has to
 # be above that.
 boots=()
@@ -99,9 +105,9 @@ log "self-test of the kernel-log judge"
 "$TOP/scripts/test-judge.sh" > "$RESULTS/judge.ktap" || warn "the kernel-log judge fails its self-test"
 
 # dcbm's integrity matrix, its timeout race and the untrusted providers run
-# in the swiotlb boot only (below): the race is one of bounce buffers, and
-# make test stays within CI's time. 87 leaks what a hung engine holds, for
-# good: it runs last there.
+# in the swiotlb boot of make test-full only (below): the race is one of
+# bounce buffers. 87 leaks what a hung engine holds, for good: it runs last
+# there.
 swiotlb_only="80-dcbm-integrity 86-dcbm-timeout-race 84-dcbm-untrusted"
 swiotlb_last=87-dcbm-unbind-stuck
 isolation_only="93-mtcopy-placement 47-keep-late-read"
@@ -111,6 +117,13 @@ else
 	# shellcheck disable=SC2086  # a list
 	tests=$(cd "$TOP/guest/tests" && ls [0-9][0-9]-*.sh | sed 's/\.sh$//' |
 		grep -v -x -F "$(printf '%s\n' $swiotlb_only $swiotlb_last $isolation_only)")
+	if [ "$group" = quick ]; then
+		quick=$(sed -e 's/[[:space:]]*#.*//' -e '/^$/d' "$TOP/guest/tests/quick")
+		for t in $quick; do
+			[ -e "$TOP/guest/tests/$t.sh" ] || die "guest/tests/quick: no test $t"
+		done
+		tests=$(grep -x -F "$quick" <<< "$tests")
+	fi
 fi
 # shellcheck disable=SC2086  # lists
 boot test "" $tests
@@ -124,12 +137,12 @@ if grep -q '^ *path: ' "${logs[@]}"; then
 		sed -n 's/^ *path: //p' "${logs[@]}"
 	} > "$RESULTS/paths.md"
 fi
-# dcbm with every DMA mapping bounced through swiotlb, as in
+# make test-full: dcbm with every DMA mapping bounced through swiotlb, as in
 # confidential-computing guests (segments capped at dma_max_mapping_size()).
 # 95 checks DMA-API debugging after the DMA tests of this boot too, before
 # 87 leaks its mappings.
 # shellcheck disable=SC2086
-[ -n "${TESTS:-}" ] ||
+[ -n "${TESTS:-}" ] || [ "$group" = quick ] ||
 	boot test-swiotlb "swiotlb=force" $swiotlb_only 95-dma-api-debug $swiotlb_last
 # The last CPU isolated, the one before it tickless: mtcopy's workers must
 # stay off both. Freed pages unmapped from the direct map: a migrator that
