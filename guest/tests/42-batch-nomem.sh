@@ -22,17 +22,22 @@ range() {
 		a && $1 != l { e = $1 }
 		END { if (a && e) print "0x" a, "0x" e }'
 }
-inject() {	# START END: fail allocations made from [START, END)
-	for a in failslab fail_page_alloc; do
+inject() {	# START END [ATTR...]: fail allocations made from [START, END)
+	s=$1 e=$2
+	shift 2
+	for a in ${*:-failslab fail_page_alloc}; do
 		echo 0 > $F/$a/probability
-		echo "$1" > $F/$a/require-start
-		echo "$2" > $F/$a/require-end
+		echo "$s" > $F/$a/require-start
+		echo "$e" > $F/$a/require-end
 		echo 32 > $F/$a/stacktrace-depth
 		echo Y > $F/$a/task-filter
 		echo 0 > $F/$a/verbose
 		echo 1 > $F/$a/interval
 		echo $TIMES > $F/$a/times
 		[ $a = failslab ] || echo 0 > $F/$a/min-order
+		# allocations that may reclaim too (the kept pairs' new
+		# destinations): the batch path's own never do
+		echo N > $F/$a/ignore-gfp-wait
 		echo 100 > $F/$a/probability
 	done
 }
@@ -44,6 +49,7 @@ stop() {
 		echo 0 > $F/$a/probability
 		echo N > $F/$a/task-filter
 		echo 0 > $F/$a/require-start; echo 0 > $F/$a/require-end
+		echo Y > $F/$a/ignore-gfp-wait
 	done
 }
 
@@ -78,8 +84,40 @@ for m in kernel mtcopy dcbm; do
 	[ "$(delta fallback_nomem)" -gt 0 ] || fail "$m: no folio counted in fallback_nomem"
 	[ "$(delta fallback_error)" -eq 0 ] || fail "$m: allocation failures counted as copy errors"
 done
+
+# A pair the migrator kept gets a new destination from the migration's
+# allocator (after the batch copy, in migrate_folios_batch_copy()): when
+# there is none, the migration fails with ENOMEM, as when the unmap phase
+# cannot allocate one (before, move_pages() reported the pages not moved).
+# Page allocations only: the test migrator's own (slab) ones must succeed
+# for it to keep pairs.
+r=$(range migrate_folios_batch_copy)
+if [ -z "$r" ]; then
+	fail "keep: no address range for migrate_folios_batch_copy (inlined?)"
+else
+	echo 512 > $MIG/max_batch_pages	# the core's bitmaps on the stack
+	modprobe test_migrator && echo keep > $MIG/test/mode &&
+		select_migrator test || fail "keep: cannot select the test migrator"
+	# shellcheck disable=SC2086  # two words
+	inject $r fail_page_alloc
+	snap
+	sh -c 'echo 1 > /proc/self/make-it-fail && exec migbench -s 4 -k 4 -r 1 -V 0,1' \
+		> /tmp/nomem.log 2>&1
+	n=$(( TIMES - $(cat $F/fail_page_alloc/times) ))
+	stop
+	echo "keep: $n allocations failed; kept +$(delta kept)"
+	cat /tmp/nomem.log
+	[ "$(delta kept)" -gt 0 ] || fail "keep: no pair kept"
+	if grep -q 'move_pages(.*): Cannot allocate memory' /tmp/nomem.log; then
+		pass "keep: move_pages() failed with ENOMEM without new destinations"
+	else
+		fail "keep: move_pages() did not fail with ENOMEM without new destinations"
+	fi
+	test_migrator_idle keep
+	echo copy > $MIG/test/mode
+fi
 select_migrator none
 echo 512 > $MIG/max_batch_pages
 echo all > $MIG/reasons
-for mod in dcbm swdma migrate_mtcopy; do rmmod $mod || fail "cannot unload $mod"; done
+for mod in dcbm swdma migrate_mtcopy test_migrator; do rmmod $mod || fail "cannot unload $mod"; done
 finish
