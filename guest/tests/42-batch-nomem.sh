@@ -35,9 +35,11 @@ inject() {	# START END [ATTR...]: fail allocations made from [START, END)
 		echo 1 > $F/$a/interval
 		echo $TIMES > $F/$a/times
 		[ $a = failslab ] || echo 0 > $F/$a/min-order
-		# allocations that may reclaim too (the kept pairs' new
-		# destinations): the batch path's own never do
+		# allocations that may reclaim, of user pages too (the kept
+		# pairs' new destinations: GFP_HIGHUSER_MOVABLE); the batch
+		# path's own never reclaim
 		echo N > $F/$a/ignore-gfp-wait
+		[ $a = failslab ] || echo N > $F/$a/ignore-gfp-highmem
 		echo 100 > $F/$a/probability
 	done
 }
@@ -50,6 +52,7 @@ stop() {
 		echo N > $F/$a/task-filter
 		echo 0 > $F/$a/require-start; echo 0 > $F/$a/require-end
 		echo Y > $F/$a/ignore-gfp-wait
+		[ $a = failslab ] || echo Y > $F/$a/ignore-gfp-highmem
 	done
 }
 
