@@ -506,6 +506,15 @@ long pages_on_node(void **addrs, unsigned long n, int node)
 	return bad;
 }
 
+int region_nodes(void *buf, size_t len, int *nodes)
+{
+	void **addrs = page_addrs(buf, len, MIG_PAGE_SIZE);
+	int ret = addrs ? query_nodes(addrs, len / MIG_PAGE_SIZE, nodes) : -1;
+
+	free(addrs);
+	return ret;
+}
+
 long region_pages_on_node(void *buf, size_t len, int node)
 {
 	void **addrs = page_addrs(buf, len, MIG_PAGE_SIZE);
@@ -646,11 +655,17 @@ static int block_moved(void *buf, uint64_t *pm, size_t b, size_t per)
 	       (pm[b] & PM_PFN_MASK) != pfn;
 }
 
-static int check_size(void *buf, size_t len, unsigned long kb, int hugetlb)
+/*
+ * Blocks of [buf, buf + len) that are not one @kb KiB folio, the first
+ * reported; with @all, every block is looked at, else only up to the first
+ * bad one. -1 if the check itself failed.
+ */
+static long bad_blocks(void *buf, size_t len, unsigned long kb, int hugetlb,
+		       int all)
 {
 	size_t per = kb / 4, npages = len / MIG_PAGE_SIZE, b;
 	uint64_t *pm = NULL, *kf = NULL;
-	int ret = -1;
+	long ret = -1, bad = 0;
 
 	if (kb < 4 || (kb & (kb - 1)) || len % (kb * 1024)) {
 		fprintf(stderr, "folio check: bad size %lu KiB / len %zu\n",
@@ -680,15 +695,15 @@ static int check_size(void *buf, size_t len, unsigned long kb, int hugetlb)
 			kf[0] = 0;
 			why = check_block(pm + b, per, kf, hugetlb);
 		} while (why && --tries && block_moved(buf, pm, b, per));
-		if (why) {
+		if (why && !bad++)
 			fprintf(stderr, "folio check: block %zu (addr %p, pfn %#llx, flags %#llx) is not one %lu KiB folio: %s\n",
 				b / per, (char *)buf + b * MIG_PAGE_SIZE,
 				(unsigned long long)(pm[b] & PM_PFN_MASK),
 				(unsigned long long)kf[0], kb, why);
-			goto out;
-		}
+		if (bad && !all)
+			break;
 	}
-	ret = 0;
+	ret = bad;
 out:
 	free(pm);
 	free(kf);
@@ -697,12 +712,17 @@ out:
 
 int check_folio_size(void *buf, size_t len, unsigned long kb)
 {
-	return check_size(buf, len, kb, 0);
+	return bad_blocks(buf, len, kb, 0, 0) ? -1 : 0;
 }
 
 int check_hugetlb_size(void *buf, size_t len, unsigned long kb)
 {
-	return check_size(buf, len, kb, 1);
+	return bad_blocks(buf, len, kb, 1, 0) ? -1 : 0;
+}
+
+long count_not_folios(void *buf, size_t len, unsigned long kb)
+{
+	return bad_blocks(buf, len, kb, 0, 1);
 }
 
 int region_pfns(void *buf, size_t len, size_t step, uint64_t *pfns)
@@ -827,6 +847,33 @@ out:
 	free(nodes);
 	free(status);
 	return ret;
+}
+
+long move_addrs(void **addrs, unsigned long n, int node, uint64_t *ns)
+{
+	int *nodes = malloc(n * sizeof(*nodes) + 1);
+	int *status = malloc(n * sizeof(*status) + 1);
+	unsigned long i;
+	uint64_t t0;
+	long rc = -1;
+
+	*ns = 0;
+	if (!nodes || !status) {
+		fprintf(stderr, "out of memory for %lu page addresses\n", n);
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		nodes[i] = node;
+	t0 = now_ns();
+	rc = n ? sys_move_pages(n, addrs, nodes, status, MPOL_MF_MOVE) : 0;
+	*ns = now_ns() - t0;
+	if (rc < 0)
+		fprintf(stderr, "move_pages(%lu pages to node %d): %s\n", n,
+			node, strerror(errno));
+out:
+	free(nodes);
+	free(status);
+	return rc;
 }
 
 /* ---- misc ---------------------------------------------------------- */
@@ -1043,6 +1090,36 @@ int region_fault_in(void *buf, size_t len, int node)
 }
 
 /* ---- more placement ------------------------------------------------ */
+
+int region_kpf(void *buf, size_t len, uint64_t *flags)
+{
+	size_t npages = len / MIG_PAGE_SIZE, i;
+	uint64_t *pm;
+	int ret = 0;
+
+	if (open_once(&pagemap_fd, "/proc/self/pagemap") ||
+	    open_once(&kpageflags_fd, "/proc/kpageflags"))
+		return -1;
+	pm = malloc(npages * sizeof(*pm));
+	if (!pm || read_entries(pagemap_fd, pm, npages,
+				(uintptr_t)buf / MIG_PAGE_SIZE)) {
+		fprintf(stderr, "kpageflags: cannot read pagemap\n");
+		free(pm);
+		return -1;
+	}
+	for (i = 0; i < npages; i++) {
+		flags[i] = 0;
+		if ((pm[i] & PM_PRESENT) && (pm[i] & PM_PFN_MASK) &&
+		    read_entries(kpageflags_fd, &flags[i], 1,
+				 pm[i] & PM_PFN_MASK)) {
+			fprintf(stderr, "kpageflags: cannot read /proc/kpageflags\n");
+			ret = -1;
+			break;
+		}
+	}
+	free(pm);
+	return ret;
+}
 
 long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip)
 {

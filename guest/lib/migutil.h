@@ -59,6 +59,8 @@ long verify_pattern(const void *buf, size_t len, uint64_t seed);
 long pages_on_node(void **addrs, unsigned long n, int node);
 /* Same for every base page of [buf, buf + len). */
 long region_pages_on_node(void *buf, size_t len, int node);
+/* Node of every base page of [buf, buf + len) into @nodes (or -errno): 0 or -1. */
+int region_nodes(void *buf, size_t len, int *nodes);
 /*
  * Pages of [buf, buf + len) per node into @counts[0 .. @nr_nodes - 1];
  * @counts[@nr_nodes] gets the pages on higher nodes or not present.  0 or -1.
@@ -72,6 +74,11 @@ int region_node_counts(void *buf, size_t len, long *counts, int nr_nodes);
 int check_folio_size(void *buf, size_t len, unsigned long kb);
 /* Same for hugetlb folios (KPF_HUGE instead of KPF_THP). */
 int check_hugetlb_size(void *buf, size_t len, unsigned long kb);
+/*
+ * The number of @kb KiB blocks of [buf, buf + len) that are not one anon
+ * folio of that size (the first one reported), or -1 if it cannot tell.
+ */
+long count_not_folios(void *buf, size_t len, unsigned long kb);
 /*
  * PFNs of the pages at buf, buf + step, ... below buf + len into @pfns
  * (0 if not present).  0, or -1 (with a message) if pagemap cannot be read.
@@ -96,6 +103,12 @@ struct move_stats {
  */
 long move_range(void *buf, size_t len, size_t step, int node,
 		unsigned long per_call, struct move_stats *st);
+/*
+ * One move_pages(MPOL_MF_MOVE) of the @n pages at @addrs to @node; the time
+ * spent in it into @ns.  Its return value: -1 (with a message) if it failed,
+ * else the number of pages it reports not migrated.
+ */
+long move_addrs(void **addrs, unsigned long n, int node, uint64_t *ns);
 
 /* ---- misc ------------------------------------------------------------------ */
 
@@ -171,6 +184,11 @@ int bind_to_node(int node);
  * first such page is reported on stderr.
  */
 long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip);
+/*
+ * /proc/kpageflags entry of every base page of [buf, buf + len) into
+ * @flags (0 for a page not present): 0, or -1 with a message.
+ */
+int region_kpf(void *buf, size_t len, uint64_t *flags);
 
 /* ---- option parsing --------------------------------------------------------- */
 

@@ -49,6 +49,7 @@ struct opts {
 	int all_pages;			/* pass every 4K address, not heads */
 	int json;
 	const char *engine;		/* -e: name prefix of copy-engine threads */
+	int kept_stay;			/* -K: kept folios may stay behind */
 };
 
 /* How one size is moved: address step and addresses per call. */
@@ -80,6 +81,12 @@ static void usage(FILE *f)
 "            with the CPU time of this thread and of all other threads)\n"
 "  -e NAME   count threads whose name starts with NAME (a software copy\n"
 "            engine's, e.g. swdma) apart from the other helper threads\n"
+"  -K        with -V: a hop may leave behind the folios the migrator kept\n"
+"            in it (stats/kept: a device may still read their sources) and\n"
+"            those the hop before left behind, no more; each page must be\n"
+"            on the target node or where it was, every byte exact, and\n"
+"            at most the kept folios split; the same batches, in one call\n"
+"            per batch list\n"
 "exit: 0 ok, 1 verification failure, 2 setup failure\n");
 }
 
@@ -154,6 +161,9 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case 'e':
 		o->engine = arg;
 		return !*arg;
+	case 'K':
+		o->kept_stay = 1;
+		return 0;
 	case 'h':
 		usage(stdout);
 		exit(0);
@@ -165,7 +175,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:h")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:Kh")) != -1) {
 		if (parse_opt(c, optarg, o)) {
 			if (c != '?')
 				fprintf(stderr, "migbench: bad argument for -%c: '%s'\n",
@@ -179,6 +189,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	}
 	if (o->memcpy_only && o->nr_vnodes) {
 		fprintf(stderr, "migbench: -M and -V do not mix\n");
+		return -1;
+	}
+	if (o->kept_stay && !o->nr_vnodes) {
+		fprintf(stderr, "migbench: -K needs -V\n");
 		return -1;
 	}
 	if (o->memcpy_only && !o->memcpy_threads)
@@ -589,6 +603,144 @@ static int bench_size(const struct opts *o, unsigned long kb)
 
 /* ---- verification mode ---------------------------------------------- */
 
+#define KEPT_STAT	"/sys/kernel/mm/migration/stats/kept"
+
+/* stats/kept: folios the migrators kept (a device may still use them) */
+static long read_kept(void)
+{
+	unsigned long v;
+	char buf[32];
+
+	if (read_text(KEPT_STAT, buf, sizeof(buf)) <= 0) {
+		fprintf(stderr, "migbench: -K: cannot read %s\n", KEPT_STAT);
+		return -1;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return parse_ulong(buf, &v) ? -1 : (long)v;
+}
+
+/* -K: what the hops of one folio size left behind */
+struct left_behind {
+	long prev;		/* folios the previous hop left behind */
+	long kept;		/* folios kept (stats/kept) in all hops */
+	long folios, pages;	/* left behind, added over the hops */
+	long most;		/* most folios one hop left behind */
+};
+
+/*
+ * -K: move every folio that is not on @to yet, in the lists that
+ * move_pages() would hand migrate_pages() in the default mode (the first
+ * hop's one address per folio: one list; then every page: a large folio's
+ * second subpage, already taken, or a page on @to flushes the list), but
+ * each list in a call of its own: a folio that fails makes move_pages()
+ * give up on the rest of its call, which would then stay behind unseen by
+ * the migrator. A migrator that kept a pair holds its source until the
+ * device is done with it, and the move of that folio fails meanwhile: such
+ * a folio may stay where it was, with its data. So may one that the
+ * previous hop left behind, whose source may still be held. Check every
+ * byte, that each page is on @to or where it was before the hop, and that
+ * no more folios stayed behind than stats/kept counted in this hop plus
+ * those the previous hop left behind; after the first hop, that folios
+ * kept their size, or at most those kept were split. Returns the time
+ * spent in move_pages() in ns, 0 on failure.
+ */
+static uint64_t move_kept(const struct move_plan *mp, void *buf, int to,
+			  uint64_t seed, int first, struct left_behind *lb)
+{
+	unsigned long n = mp->len / MIG_PAGE_SIZE, i, m = 0, start = 0;
+	uint64_t tail = 1ULL << KPF_COMPOUND_TAIL_BIT, *kpf;
+	int *before = malloc(n * sizeof(*before));
+	int *after = malloc(n * sizeof(*after));
+	long kept0, kept1, folios = 0, pages = 0, strays = 0, split;
+	void **addrs = malloc(n * sizeof(*addrs));
+	uint64_t ns = 0, t, sum = 0;
+
+	kpf = malloc(n * sizeof(*kpf));
+	if (!before || !after || !addrs || !kpf) {
+		fprintf(stderr, "migbench: out of memory\n");
+		goto out;
+	}
+	if (region_nodes(buf, mp->len, before) || region_kpf(buf, mp->len, kpf))
+		goto out;
+	kept0 = read_kept();
+	if (kept0 < 0)
+		goto out;
+	for (i = 0; i <= n; i++) {
+		int on = i < n && before[i] == to, is_tail = i < n && (kpf[i] & tail);
+
+		if (i < n && !on && !is_tail)
+			addrs[m++] = (char *)buf + i * MIG_PAGE_SIZE;
+		if ((i == n || on || (is_tail && !first)) && m > start) {
+			if (move_addrs(addrs + start, m - start, to, &t) < 0)
+				goto out;
+			sum += t;
+			start = m;
+		}
+	}
+	kept1 = read_kept();
+	if (kept1 < 0)
+		goto out;
+	if (verify_pattern(buf, mp->len, seed) >= 0) {
+		fprintf(stderr, "migbench: %lu KiB: verification after move to node %d FAILED\n",
+			mp->kb, to);
+		goto out;
+	}
+	if (region_nodes(buf, mp->len, after) || region_kpf(buf, mp->len, kpf))
+		goto out;
+	for (i = 0; i < n; i++) {
+		if (after[i] == to)
+			continue;
+		if (after[i] != before[i]) {
+			if (!strays++)
+				fprintf(stderr, "migbench: %lu KiB: page %lu on node %d, was on node %d, wanted %d\n",
+					mp->kb, i, after[i], before[i], to);
+			continue;
+		}
+		pages++;
+		folios += !(kpf[i] & tail);
+	}
+	if (strays) {
+		fprintf(stderr, "migbench: %lu KiB: %ld pages neither on node %d nor where they were\n",
+			mp->kb, strays, to);
+		goto out;
+	}
+	fprintf(stderr, "  %lu KiB: %ld folios kept, %ld folios (%ld pages) left behind, %ld left behind before\n",
+		mp->kb, kept1 - kept0, folios, pages, lb->prev);
+	if (folios > kept1 - kept0 + lb->prev) {
+		fprintf(stderr, "migbench: %lu KiB: move to node %d left %ld folios (%ld pages) behind, but only %ld were kept and %ld left behind before\n",
+			mp->kb, to, folios, pages, kept1 - kept0, lb->prev);
+		goto out;
+	}
+	/*
+	 * A large folio mapped by PTEs that the core unmapped and then failed
+	 * to move (its source held) is split by the retry once it can be, as
+	 * after any failed move (6.12: a partially mapped folio): no more
+	 * than were kept.
+	 */
+	split = first ? count_not_folios(buf, mp->len, mp->kb) : 0;
+	if (split < 0)
+		goto out;
+	if (split)
+		fprintf(stderr, "  %lu KiB: %ld folios split (up to the %ld kept may be)\n",
+			mp->kb, split, kept1 - kept0);
+	if (split > kept1 - kept0) {
+		fprintf(stderr, "migbench: folio size changed by migration\n");
+		goto out;
+	}
+	lb->prev = folios;
+	lb->kept += kept1 - kept0;
+	lb->folios += folios;
+	lb->pages += pages;
+	lb->most = folios > lb->most ? folios : lb->most;
+	ns = sum ? sum : 1;
+out:
+	free(before);
+	free(after);
+	free(addrs);
+	free(kpf);
+	return ns;
+}
+
 static void print_hop(const struct opts *o, unsigned long kb, int hop,
 		      int from, int to, uint64_t ns, size_t len)
 {
@@ -610,6 +762,7 @@ static int verify_size(const struct opts *o, unsigned long kb)
 	uint64_t seed, ns;
 	unsigned long busy = 0;
 	struct move_plan mp, every_page;
+	struct left_behind lb = { 0 };
 	void *buf;
 
 	plan_moves(o, kb, &mp);
@@ -635,11 +788,21 @@ static int verify_size(const struct opts *o, unsigned long kb)
 		 * bench_rep()): check their size only once and pass every
 		 * page, or split subpages would stay behind.
 		 */
-		ns = move_verified(o, hop ? &every_page : &mp, buf, to, seed,
-				   hop == 0, &busy, NULL, NULL);
+		if (o->kept_stay)
+			ns = move_kept(&mp, buf, to, seed, hop == 0, &lb);
+		else
+			ns = move_verified(o, hop ? &every_page : &mp, buf, to,
+					   seed, hop == 0, &busy, NULL, NULL);
 		print_hop(o, kb, hop, from, to, ns, mp.len);
 		err = ns ? 0 : EXIT_VERIFY;
 	}
+	/* what -K allowed: for the test to compare and show */
+	if (o->kept_stay && !o->json)
+		printf("kept %lu KiB: %d hops, %ld folios kept, %ld folios (%ld pages) left behind, at most %ld in a hop\n",
+		       kb, hop, lb.kept, lb.folios, lb.pages, lb.most);
+	else if (o->kept_stay)
+		printf("{\"type\":\"kept\",\"folio_kb\":%lu,\"hops\":%d,\"kept\":%ld,\"left_folios\":%ld,\"left_pages\":%ld,\"most\":%ld}\n",
+		       kb, hop, lb.kept, lb.folios, lb.pages, lb.most);
 	region_free(buf, mp.len);
 	return err;
 }

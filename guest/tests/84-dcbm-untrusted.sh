@@ -8,16 +8,19 @@
 #  terminate_stops=0  terminate_all forgets the descriptors but the channel
 #                     still copies them, late, as ptdma's does; descriptors
 #                     slower than dcbm's timeout: dcbm must keep what they
-#                     cover until a fence after the terminate completes, the
-#                     folios move to new destinations, every byte checked,
-#                     and no late write may reach memory in use (KASAN sees
-#                     swdma's copy into a freed page)
+#                     cover (sources and destinations) until a fence after
+#                     the terminate completes, the folios move to new
+#                     destinations once their sources are let go (until
+#                     then they may stay where they were: migbench -K),
+#                     every byte checked, and no late write may reach
+#                     memory in use (KASAN sees swdma's copy into a freed
+#                     page)
 #  private=0          public channels, shared with other clients: async_tx
 #                     with a RAID5 array writing through them (its copies
 #                     are async_memcpy() descriptors on the same channels):
 #                     dcbm must never terminate them; on a timeout it waits
-#                     for their callbacks before it lets the destinations
-#                     go; the array's writes must all complete, every byte
+#                     for their callbacks before it lets the kept pairs go;
+#                     the array's writes must all complete, every byte
 #                     and its parity right
 #  slave=1            a general-purpose controller (DMA_SLAVE, serving
 #                     peripherals): dcbm takes its channels only when the
@@ -37,6 +40,9 @@ run() {		# LABEL MIGBENCH-ARGS...
 	echo "$label: batches +$(delta batches) folios +$(delta folios)" \
 	     "error +$(delta fallback_error) timeout +$(delta fallback_timeout)" \
 	     "kept +$(delta kept)"
+	! grep -q '^kept ' /tmp/mb.log ||
+		echo "$label: migbench -K: $(kept_left /tmp/mb.log |
+			awk '{ print $1 " folios kept, " $2 " pages left behind" }')"
 }
 # RAID5 over vdd, vde, vdf through md's sysfs (the guest has no mdadm): no
 # superblock; the members are zeros, so it is clean (resync_start none).
@@ -132,7 +138,7 @@ modprobe swdma nr_channels=2 terminate_stops=0 latency_us=30000 ||
 	{ echo "cannot load swdma"; exit 1; }
 echo 20 > $D/timeout_ms
 select_migrator dcbm || fail "cannot select dcbm"
-run "terminate does not stop" -s 1 -k 4,64 -r 1 -V 0,1,0
+run "terminate does not stop" -s 1 -k 4,64 -r 1 -V 0,1,0 -K
 [ "$(delta kept)" -gt 0 ] || fail "terminate does not stop: nothing kept"
 [ "$(cat $P/terminations)" -gt 0 ] || fail "terminate does not stop: no channel terminated"
 orphans_gone "terminate does not stop" 120
@@ -162,7 +168,7 @@ dmesg -c > /dev/null
 select_migrator dcbm || fail "cannot select dcbm"
 dmesg | grep -q "dcbm: using .* shared" || fail "dcbm did not share: $(dmesg | grep dcbm)"
 raid_write "RAID5 with dcbm" 2 &
-run "shared, slow" -s 1 -k 64 -r 1 -V 0,1,0
+run "shared, slow" -s 1 -k 64 -r 1 -V 0,1,0 -K
 [ "$(delta kept)" -gt 0 ] || fail "shared, slow: nothing kept"
 [ "$(cat $P/terminations)" -eq 0 ] ||
 	fail "shared, slow: a shared channel was terminated $(cat $P/terminations) times"

@@ -5,8 +5,11 @@
 # by descriptors that never complete. dcbm must give the channels back
 # before the provider removes them: "none" becomes active, dcbm/channels is
 # empty and reads safely (no KASAN report), dcbm cannot be selected without
-# a provider, and every byte of the migrations is exact. After a rebind
-# dcbm can be selected again and copies.
+# a provider, and every byte of the migrations is exact (with hung
+# descriptors, the folios whose pairs an orphan kept may stay where they
+# were while it holds their sources: migbench -K, no more than were kept).
+# After a rebind dcbm can be selected again and copies. Then one channel
+# is unregistered alone, as idxd does when a work queue is disabled.
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
@@ -16,10 +19,10 @@ DRV=/sys/bus/platform/drivers/swdma
 dcbm_load 4
 [ -e $DRV/unbind ] || { fail "swdma's device cannot be unbound through sysfs"; finish; }
 
-unbind() {	# LABEL: unbind swdma's device under running migrations
+unbind() {	# LABEL [-K]: unbind swdma's device under running migrations
 	select_migrator dcbm || { fail "$1: cannot select dcbm"; return; }
 	snap
-	start_migrations 4,64,2048
+	start_migrations 4,64,2048 ${2:-}
 	sleep 3
 	echo swdma > $DRV/unbind || fail "$1: unbind failed"
 	echo "$1: after the unbind: migrator $(active), channels '$(cat $D/channels)'," \
@@ -32,6 +35,8 @@ unbind() {	# LABEL: unbind swdma's device under running migrations
 	stop_migrations "$1"
 	echo "$1: batches +$(delta batches) folios +$(delta folios)" \
 	     "timeout +$(delta fallback_timeout) kept +$(delta kept)"
+	[ -z "${2:-}" ] || echo "$1: migbench -K: $(kept_left /tmp/bg.kept |
+		awk '{ print $1 " folios kept, " $2 " pages left behind" }')"
 	[ "$(delta folios)" -gt 0 ] || fail "$1: dcbm copied nothing before the unbind"
 	echo swdma > $DRV/bind || fail "$1: rebind failed"
 }
@@ -41,7 +46,7 @@ unbind "idle engine"
 # become orphans, holding their channels until a fence completes
 echo 200 > $D/timeout_ms
 echo hang > $P/fail_mode; echo 8 > $P/fail_every
-unbind "hung descriptors"
+unbind "hung descriptors" -K
 [ "$(delta kept)" -gt 0 ] || fail "hung descriptors: no batch was orphaned"
 echo 0 > $P/fail_every; echo error > $P/fail_mode
 echo 5000 > $D/timeout_ms
@@ -51,6 +56,41 @@ snap
 migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "after the rebind: data not exact"; }
 [ "$(delta folios)" -gt 0 ] || fail "after the rebind: dcbm copied nothing"
+
+# One channel unregistered alone while the device stays bound, as idxd
+# does when one of its work queues is disabled: dcbm must give its
+# channels back first (dmaengine tells it), so dcbm/channels reads safely
+# (no KASAN report: before dmaengine's notifier, dcbm kept the channel and
+# read its freed device), bytes stay exact, and a new selection takes the
+# other channels, never the unregistered one.
+select_migrator dcbm || fail "one channel: cannot select dcbm"
+echo "one channel: channels before '$(cat $D/channels)'"
+snap
+start_migrations 4,64,2048
+sleep 3
+echo 1 > $P/remove_channel || fail "one channel: cannot unregister swdma's channel 1"
+echo "one channel: after unregistering channel 1: migrator $(active)," \
+     "channels '$(cat $D/channels)', orphans $(cat $D/orphans)"
+[ "$(active)" = none ] || fail "one channel: dcbm still active"
+[ -z "$(cat $D/channels)" ] || fail "one channel: channels still held: $(cat $D/channels)"
+sleep 2
+stop_migrations "one channel"
+[ "$(delta folios)" -gt 0 ] || fail "one channel: dcbm copied nothing before the removal"
+if select_migrator dcbm; then
+	now=$(cat $D/channels)
+	echo "one channel: selected again, channels '$now'"
+	[ "$(echo $now | wc -w)" -eq 3 ] || fail "one channel: not the 3 channels left: '$now'"
+	case " $now " in
+	*chan1\ *) fail "one channel: the unregistered channel was taken again" ;;
+	esac
+	snap
+	migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
+		{ cat /tmp/mb.log; fail "one channel: data not exact on the channels left"; }
+	[ "$(delta folios)" -gt 0 ] || fail "one channel: dcbm copied nothing on the channels left"
+else
+	fail "one channel: cannot select dcbm on the channels left"
+fi
+
 select_migrator none
 rmmod dcbm swdma || fail "cannot unload dcbm and swdma"
 leak_check "swdma unbound under dcbm"

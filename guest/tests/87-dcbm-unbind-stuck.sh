@@ -5,9 +5,11 @@
 # longest timeout), then goes on, and the provider unregisters the
 # channels; dcbm must never touch them again: dcbm/channels reads empty
 # (no KASAN report: the channels' devices are freed), dcbm is not active
-# and cannot be selected. What the orphans hold (their mappings, kept
-# destinations, the channels) is leaked for good, so this test runs last
-# in its boot. Every byte of the migration is still exact.
+# and cannot be selected. What the orphans hold (their mappings, the kept
+# pairs with their sources and destinations, the channels) is leaked for
+# good, so this test runs last in its boot. Every byte of the migration is
+# still exact; the folios of kept pairs stay where they were, their
+# sources held for good (migbench -K: no more than were kept).
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
@@ -19,10 +21,12 @@ echo 100 > $D/timeout_ms
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
 echo hang > $P/fail_mode && echo 100 > $P/fail_percent || fail "cannot make swdma hang"
 snap
-migbench -s 4 -k 64 -r 1 -V 0,1 > /tmp/mb.log 2>&1 ||
+migbench -s 4 -k 64 -r 1 -V 0,1 -K > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "data not exact after migration"; }
 echo "hung engine: batches +$(delta batches) kept +$(delta kept)," \
      "orphans $(cat $D/orphans)"
+echo "hung engine: migbench -K: $(kept_left /tmp/mb.log |
+	awk '{ print $1 " folios kept, " $2 " pages left behind" }')"
 [ "$(cat $D/orphans)" -gt 0 ] || fail "no orphan holds the channels"
 
 dmesg -c > /dev/null

@@ -6,10 +6,12 @@
 # must never have more descriptors in flight on a channel than
 # dcbm/queue_depth, set to the ring's size: then prep never waits, a batch
 # on an engine that stopped completing gives up after timeout_ms as on
-# any other engine (its destinations kept, the channel fenced), and the
-# migration goes on. The migrating task must not be stuck in prep: it is
-# given 10 s (timeout_ms is 300 then), then killed so that the test can go on.
-# Every byte must arrive, and once the engine completes again the orphans
+# any other engine (its pairs kept, sources and destinations held, the
+# channel fenced), and the migration goes on. The migrating task must not
+# be stuck in prep: it is given 10 s (timeout_ms is 300 then), then killed
+# so that the test can go on. Every byte must arrive; the folios of kept
+# pairs may stay where they were while their sources are held (migbench
+# -K: no more than were kept). Once the engine completes again the orphans
 # end. Failed before the fix (series v5 of November 26): the migration stayed
 # in swdma_prep_dma_memcpy().
 . /opt/mig/tests/lib.sh
@@ -31,10 +33,10 @@ fi
 echo $RING > $P/ring_size && echo 1 > $P/prep_blocks || fail "cannot set swdma's ring"
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
 
-# migrate LABEL: a verified hop of 4K folios 0 -> 1 -> 0, given 10 s
+# migrate LABEL [-K]: a verified hop of 4K folios 0 -> 1 -> 0, given 10 s
 migrate() {
 	rm -f /tmp/mb.rc
-	(migbench -s 2 -k 4 -r 1 -V 0,1 > /tmp/mb.log 2>&1; echo $? > /tmp/mb.rc) &
+	(migbench -s 2 -k 4 -r 1 -V 0,1 ${2:-} > /tmp/mb.log 2>&1; echo $? > /tmp/mb.rc) &
 	sub=$!
 	t=0
 	while [ ! -e /tmp/mb.rc ] && [ $t -lt 10 ]; do sleep 1; t=$((t + 1)); done
@@ -53,6 +55,8 @@ migrate() {
 	# killed (137): its data was not checked to the end
 	[ "$rc" -eq 0 ] || [ "$rc" -eq 137 ] ||
 		{ cat /tmp/mb.log; fail "$1: data not exact after migration"; }
+	[ -z "${2:-}" ] || echo "$1: migbench -K: $(kept_left /tmp/mb.log |
+		awk '{ print $1 " folios kept, " $2 " pages left behind" }')"
 }
 
 # the engine completes: prep never needs to wait, every folio copied (a
@@ -69,7 +73,7 @@ echo "engine working: batches +$(delta batches) folios +$(delta folios)" \
 echo 300 > $D/timeout_ms
 echo hang > $P/fail_mode && echo 100 > $P/fail_percent || fail "cannot make swdma hang"
 snap
-migrate "ring of $RING, engine hung"
+migrate "ring of $RING, engine hung" -K
 echo "engine hung: batches +$(delta batches) kept +$(delta kept)" \
      "timeout +$(delta fallback_timeout) busy +$(delta fallback_busy)," \
      "orphans $(cat $D/orphans)"

@@ -91,11 +91,13 @@ copy_seconds() {
 
 # Verified migrations around nodes 0, 1, 2 in the background while a test
 # changes migrators under them; stop_migrations fails if any was not exact.
-start_migrations() {	# folio sizes, e.g. 4,64,2048
-	rm -f /tmp/stop /tmp/bg.failed
+# With -K, the folios a migrator kept may stay behind (see kept_left).
+start_migrations() {	# folio sizes, e.g. 4,64,2048; [-K]
+	rm -f /tmp/stop /tmp/bg.failed /tmp/bg.kept
 	(while [ ! -e /tmp/stop ]; do
-		migbench -s 2 -k "$1" -r 1 -V 0,1,2 > /tmp/bg.log 2>&1 ||
+		migbench -s 2 -k "$1" -r 1 -V 0,1,2 ${2:-} > /tmp/bg.log 2>&1 ||
 			{ cat /tmp/bg.log; echo bad > /tmp/bg.failed; }
+		grep '^kept ' /tmp/bg.log >> /tmp/bg.kept
 	done) &
 	bg_pid=$!
 }
@@ -103,6 +105,16 @@ stop_migrations() {
 	touch /tmp/stop
 	wait $bg_pid
 	[ ! -e /tmp/bg.failed ] || fail "a migration under $1 was not exact"
+}
+# kept_left FILE: from the "kept" lines of migbench -K in FILE, the folios
+# kept and the pages left behind, summed: "KEPT LEFT". With -K, migbench
+# lets a hop leave behind a folio whose pair the migrator kept (its source
+# held while a device may still read it: its move fails until then), or
+# one that the hop before left behind, and no other; every byte is
+# checked wherever the page is, and it must be where it was.
+kept_left() {
+	sed -n 's/^kept .* \([0-9][0-9]*\) folios kept, [0-9][0-9]* folios (\([0-9][0-9]*\) pages) left behind.*/\1 \2/p' "$1" |
+		awk '{ k += $1; p += $2 } END { print k + 0, p + 0 }'
 }
 
 # drained FILE SECS: wait up to SECS for the counter in FILE to be 0;
