@@ -1124,36 +1124,24 @@ int region_kpf(void *buf, size_t len, uint64_t *flags)
 long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip)
 {
 	size_t npages = len / MIG_PAGE_SIZE, i;
-	uint64_t *pm, kf;
+	uint64_t *kf = malloc(npages * sizeof(*kf));
 	long missing = 0;
 
-	if (open_once(&pagemap_fd, "/proc/self/pagemap") ||
-	    open_once(&kpageflags_fd, "/proc/kpageflags"))
-		return -1;
-	pm = malloc(npages * sizeof(*pm));
-	if (!pm || read_entries(pagemap_fd, pm, npages,
-				(uintptr_t)buf / MIG_PAGE_SIZE)) {
-		fprintf(stderr, "kpageflags: cannot read pagemap\n");
-		free(pm);
+	if (!kf || region_kpf(buf, len, kf)) {
+		if (!kf)
+			fprintf(stderr, "kpageflags: out of memory\n");
+		free(kf);
 		return -1;
 	}
 	for (i = 0; i < npages; i++) {
-		kf = 0;
-		if ((pm[i] & PM_PRESENT) && (pm[i] & PM_PFN_MASK) &&
-		    read_entries(kpageflags_fd, &kf, 1, pm[i] & PM_PFN_MASK)) {
-			fprintf(stderr, "kpageflags: cannot read /proc/kpageflags\n");
-			missing = -1;
-			break;
-		}
-		if ((kf & (1ULL << kpf)) || (kf & skip))
+		if ((kf[i] & (1ULL << kpf)) || (kf[i] & skip))
 			continue;
 		if (!missing++)
-			fprintf(stderr, "kpageflags: page %p (pagemap %#llx, flags %#llx) lacks flag bit %d\n",
+			fprintf(stderr, "kpageflags: page %p (flags %#llx) lacks flag bit %d\n",
 				(char *)buf + i * MIG_PAGE_SIZE,
-				(unsigned long long)pm[i],
-				(unsigned long long)kf, kpf);
+				(unsigned long long)kf[i], kpf);
 	}
-	free(pm);
+	free(kf);
 	return missing;
 }
 
