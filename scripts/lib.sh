@@ -38,6 +38,7 @@ arm64)
 	# installed beside the host's (busybox-static, e2fsck-static):
 	# unpacked here by scripts/deps.sh
 	GUEST_ROOT=$BUILD/arm64-root
+	RESULTS=$TOP/results/arm64-$GUEST_PAGE
 	;;
 *) echo "error: GUEST_ARCH must be x86_64 or arm64" >&2; exit 1 ;;
 esac
