@@ -17,6 +17,7 @@ JOBS=${JOBS:-$(nproc)}
 # (config/ARCH.config, config/ARCH-PROFILE.config, config/arm64-PAGE.config),
 # its compiler for the guest programs and its QEMU (scripts/run-guest.sh).
 GUEST_ARCH=${GUEST_ARCH:-x86_64}
+# shellcheck disable=SC2034  # used by the scripts that source this
 case $GUEST_ARCH in
 x86_64)
 	KMAKE=(make)

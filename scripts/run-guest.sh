@@ -154,7 +154,7 @@ args=(
 	"${mem[@]}"
 	-numa node,nodeid=0,cpus=0-$((half - 1)),memdev=m0
 	-numa node,nodeid=1,cpus=$half-$((cpus - 1)),memdev=m1
-	-numa node,nodeid=2,memdev=m2$initiator
+	-numa "node,nodeid=2,memdev=m2$initiator"
 	"${hmat[@]}"
 	-kernel "$out/$KIMAGE" -initrd "$jobdir/initrd"
 	-append "console=$console_tty panic=-1 oops=panic loglevel=6 log_buf_len=8M watchdog_thresh=60$debug_append${GUEST_APPEND:+ $GUEST_APPEND}"
