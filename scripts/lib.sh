@@ -44,6 +44,8 @@ arm64)
 *) echo "error: GUEST_ARCH must be x86_64 or arm64" >&2; exit 1 ;;
 esac
 export GUEST_ARCH
+# A kernel other than the patched one keeps its results apart (VARIANT=nometa).
+[ "${VARIANT:-patched}" = patched ] || RESULTS=$RESULTS-$VARIANT
 
 log()  { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }

@@ -8,7 +8,9 @@
 # fault. The kernel migrator and mtcopy copy with copy_highpage(), which
 # copies the tags; dcbm's engine copies bytes only, so the core must keep
 # tagged folios out of its batches (the metadata rule, patches 15-17): the
-# CPU copies them, they count as ineligible. Base pages and an mTHP size
+# CPU copies them, they count as ineligible. Under QEMU < 8.0 (Debian 12's
+# 7.2), which keeps one tag per page, every granule of a page gets the
+# page's tag (mtecheck finds out and says so). Base pages and an mTHP size
 # (and on the 4K kernel the PMD size), under none, kernel, mtcopy and dcbm.
 # Failed on the series without the metadata rule, under dcbm only (every
 # size: "N granules lost their tags", "N pages took a tag-check fault on
