@@ -199,7 +199,8 @@ static void fill(uintptr_t buf, size_t len, unsigned int round)
 static void check(uintptr_t buf, size_t len, unsigned int round,
 		  struct report *r)
 {
-	uintptr_t page, g, w;
+	volatile uintptr_t page;	/* kept across the siglongjmp() */
+	uintptr_t g, w;
 	unsigned int got;
 
 	memset(r, 0, sizeof(*r));
