@@ -272,7 +272,7 @@ static int run_case(unsigned long kb, size_t len, const int *route, int nr)
 	int hop;
 
 	snprintf(name, sizeof(name), "mte-%luK", kb);
-	if (mthp_select(kb == page_size / 1024 ? 4 : kb)) {
+	if (mthp_select(kb)) {
 		printf("FAIL %s: cannot select %lu KiB folios\n", name, kb);
 		return EXIT_SETUP;
 	}
