@@ -1,9 +1,10 @@
 # Entry points of the testbed; the work is done by scripts/ (see README.md).
-.PHONY: test test-full bench tree export deps kernel clean help
+.PHONY: test test-full test-arm64 bench tree export deps kernel clean help
 
 help:
 	@echo "make test       build the patched kernel (debug), boot it, run the quick tests"
 	@echo "make test-full  the same with every test (three boots, about 80 minutes)"
+	@echo "make test-arm64 arm64 guests (MTE), 4K and 64K base pages (see README)"
 	@echo "make bench      vanilla vs patched move_pages() benchmark -> results/"
 	@echo "make tree       create the kernel work tree build/linux from patches/"
 	@echo "make export     write build/linux's commits back into patches/"
@@ -14,6 +15,13 @@ test:
 
 test-full:
 	@scripts/test.sh full
+
+# Both arm64 kernels, each in its own boot and results/arm64-PAGE/; both
+# run, and the target fails if either does. GUEST_PAGE=4k or 64k: one only.
+test-arm64:
+	@rc=0; for p in $(or $(GUEST_PAGE),4k 64k); do \
+		GUEST_ARCH=arm64 GUEST_PAGE=$$p scripts/test.sh arm64 || rc=1; \
+	done; exit $$rc
 
 bench:
 	@scripts/bench.sh
@@ -28,4 +36,4 @@ deps:
 	@scripts/deps.sh
 
 clean:
-	rm -rf build/out build/guest results
+	rm -rf build/out build/out-arm64-* build/guest results

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Build one kernel: scripts/build-kernel.sh VARIANT PROFILE
-#   VARIANT  patched (build/linux) | vanilla (build/vanilla, tag base)
+#   VARIANT  patched (build/linux) | vanilla (build/vanilla, tag base) |
+#            nometa (build/nometa: the series without the metadata rule)
 #   PROFILE  debug (make test) | bench (make bench)
-# Config: tinyconfig + config/base.config + config/PROFILE.config
-# (+ config/series.config for the patched kernel). Output in build/out/VARIANT-PROFILE,
-# modules installed under its mods/. Incremental: the config is regenerated
-# only when a fragment changes.
+# For the architecture GUEST_ARCH (x86_64, or arm64 with GUEST_PAGE 4k or
+# 64k: cross-compiled). Config: tinyconfig + config/base.config +
+# config/ARCH.config (+ config/arm64-PAGE.config) + config/PROFILE.config
+# (+ config/ARCH-PROFILE.config if there is one) (+ config/series.config for
+# the patched kernels). Output in build/out/VARIANT-PROFILE (x86_64) or
+# build/out-arm64-PAGE/VARIANT-PROFILE, modules installed under its mods/.
+# Incremental: the config is regenerated only when a fragment changes.
 . "$(dirname "$0")/lib.sh"
 
 variant=${1:?variant}
@@ -15,8 +19,12 @@ out=$(kernel_out "$variant" "$profile")
 [ -f "$TOP/config/$profile.config" ] || die "unknown profile '$profile'"
 [ -d "$src" ] || die "$src missing: run 'make tree'"
 
-frags=("$TOP/config/base.config" "$TOP/config/$profile.config")
-[ "$variant" = patched ] && frags+=("$TOP/config/series.config")
+frags=("$TOP/config/base.config")
+for f in "${ARCH_FRAGS[@]}"; do frags+=("$TOP/config/$f.config"); done
+frags+=("$TOP/config/$profile.config")
+[ ! -f "$TOP/config/${ARCH_FRAGS[0]}-$profile.config" ] ||
+	frags+=("$TOP/config/${ARCH_FRAGS[0]}-$profile.config")
+[ "$variant" = vanilla ] || frags+=("$TOP/config/series.config")
 
 # Every option a fragment sets must survive olddefconfig, or the kernel
 # is not the one we think we test.
@@ -44,21 +52,21 @@ mkdir -p "$out"
 if [ ! -f "$out/.config" ] || [ "$(cat "$out/.fragments" 2>/dev/null)" != "$stamp" ] ||
    ! check_config 2>/dev/null; then
 	log "configuring $variant-$profile"
-	make -s -C "$src" O="$out" tinyconfig >/dev/null
+	"${KMAKE[@]}" -s -C "$src" O="$out" tinyconfig >/dev/null
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "${frags[@]}" >/dev/null
-	make -s -C "$src" O="$out" olddefconfig >/dev/null
+	"${KMAKE[@]}" -s -C "$src" O="$out" olddefconfig >/dev/null
 	check_config ||
 		die "config fragments do not apply cleanly for $variant-$profile (missing dependency?)"
 	echo "$stamp" > "$out/.fragments"
 fi
 
-log "building $variant-$profile ($JOBS jobs; log: ${out#"$TOP"/}/build.log)"
-if ! make -C "$src" O="$out" -j"$JOBS" bzImage modules > "$out/build.log" 2>&1; then
+log "building $variant-$profile for $GUEST_ARCH${GUEST_PAGE:+ $GUEST_PAGE} ($JOBS jobs; log: ${out#"$TOP"/}/build.log)"
+if ! "${KMAKE[@]}" -C "$src" O="$out" -j"$JOBS" "$(basename "$KIMAGE")" modules > "$out/build.log" 2>&1; then
 	grep -E -B2 -A4 'error|Error' "$out/build.log" | tail -40 >&2
 	die "kernel build failed: $variant-$profile"
 fi
 # KASAN inflates stack frames; those warnings are not ours.
 grep -E ' warning: ' "$out/build.log" | grep -v -e 'frame size' >&2 || true
 rm -rf "$out/mods"
-make -s -C "$src" O="$out" INSTALL_MOD_PATH="$out/mods" INSTALL_MOD_STRIP=1 \
+"${KMAKE[@]}" -s -C "$src" O="$out" INSTALL_MOD_PATH="$out/mods" INSTALL_MOD_STRIP=1 \
 	modules_install > /dev/null

@@ -2,7 +2,8 @@
 # Build the guest initramfs for one kernel: scripts/initramfs.sh VARIANT PROFILE
 # Contents: busybox-static, guest/init, the static test programs and test
 # modules of guest/, upstream selftests built from the same kernel source,
-# and the kernel's modules.
+# and the kernel's modules; for GUEST_ARCH (arm64: cross-compiled, Debian's
+# arm64 busybox-static and e2fsck-static from build/arm64-root).
 # The per-boot job script is appended by scripts/run-guest.sh.
 . "$(dirname "$0")/lib.sh"
 
@@ -13,20 +14,22 @@ out=$(kernel_out "$variant" "$profile")
 stage=$out/initramfs
 bin=$stage/opt/mig/bin
 
-[ -x /bin/busybox ] || die "/bin/busybox missing (apt-get install busybox-static)"
+busybox=${GUEST_ROOT:-}/bin/busybox e2fsck=${GUEST_ROOT:-}/sbin/e2fsck.static
+[ -x "$busybox" ] || die "$busybox missing (scripts/deps.sh installs it)"
+[ -x "$e2fsck" ] || die "$e2fsck missing (scripts/deps.sh installs it)"
 
 # Our own programs, built next to the kernel: git worktrees of this
 # repository share build/, and make's timestamps cannot tell their sources apart.
-make -s -C "$TOP/guest" OUT="$out/guest"
+make -s -C "$TOP/guest" OUT="$out/guest" CC="$GUEST_CC"
 # Test modules, out of tree; copied (timestamps kept) so that their objects
 # stay out of the source tree.
 kmod=$out/guest-kmod
 mkdir -p "$kmod"
 cp -p "$TOP"/guest/kmod/Kbuild "$TOP"/guest/kmod/*.c "$kmod/"
-make -s -C "$out" M="$kmod" modules
+"${KMAKE[@]}" -s -C "$out" M="$kmod" modules
 
 # Upstream selftests, compiled against this kernel's own UAPI headers.
-make -s -C "$src" O="$out" headers >/dev/null
+"${KMAKE[@]}" -s -C "$src" O="$out" headers >/dev/null
 sel=$src/tools/testing/selftests
 mkdir -p "$out/selftests" "$out/selftests-include"
 # What the selftests' check_config.sh would write: liburing is there
@@ -46,7 +49,7 @@ build_selftest() {	# name, sources in selftests/mm/... [-lLIB...]
 	done
 	if [ ! -x "$dst" ] || [ -n "$(find "${srcs[@]}" -newer "$dst")" ]; then
 		rm -f "$dst"
-		gcc -O2 -static -D_GNU_SOURCE= -U_FORTIFY_SOURCE -fmacro-prefix-map="$sel/mm/=" \
+		"$GUEST_CC" -O2 -static -D_GNU_SOURCE= -U_FORTIFY_SOURCE -fmacro-prefix-map="$sel/mm/=" \
 			-isystem "$out/usr/include" \
 			-I "$out/selftests-include" -I "$src" -I "$sel" -I "$sel/mm" \
 			-o "$dst" "${srcs[@]}" "${libs[@]}" -lnuma -lpthread -lm -lrt 2>&1 |
@@ -74,12 +77,12 @@ build_selftest uffd-unit-tests uffd-unit-tests.c uffd-common.c "${util[@]}"
 
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,sbin,proc,sys,dev,tmp,mnt,lib/modules} "$bin" "$stage/opt/mig/tests"
-cp /bin/busybox "$stage/bin/busybox"
+cp "$busybox" "$stage/bin/busybox"
 install -m 755 "$TOP/guest/init" "$stage/init"
 cp "$out"/guest/* "$out"/selftests/* "$bin/"
 mkdir -p "$stage/opt/mig/kmod"
 cp "$kmod"/*.ko "$stage/opt/mig/kmod/"
-cp /sbin/e2fsck.static "$bin/"	# static: the guest has no shared libc
+cp "$e2fsck" "$bin/"	# static: the guest has no shared libc
 install -m 644 "$TOP"/guest/tests/*.sh "$TOP"/guest/tests/settings "$stage/opt/mig/tests/"
 install -m 755 "$TOP/guest/bench.sh" "$stage/opt/mig/bench.sh"
 install -m 755 "$TOP/guest/bench-host-check.sh" "$stage/opt/mig/bench-host-check.sh"

@@ -56,9 +56,10 @@ REPORTS = [
     (r'Buffer I/O error on dev (\S+)', r'Buffer I/O error on \1'),
     (r'Out of memory: Killed process \d+ \((\S+)\)', r'OOM kill of \1'),
     (r'(\S+)\[\d+\]: segfault at', r'segfault of \1'),
+    (r'(\S+)\[\d+\]: unhandled exception: ', r'segfault of \1'),    # arm64
     (r'kmsglog: \d+ records lost', r'kmsglog lost records (the log is incomplete)'),
     (r'list_(add|del) corruption', r'list_\1 corruption'),
-    (r'Call Trace:', None),     # a stack: part of the report before it, if any
+    (r'Call [Tt]race:', None),  # a stack (arm64: "Call trace:"): part of the report before it, if any
 ]
 REPORTS = [(re.compile(form), title) for form, title in REPORTS]
 # A stack dump within this many seconds of a report belongs to it.
@@ -71,7 +72,7 @@ PREFIX = re.compile(r'(\w+: )(?=[A-Z])')
 STALE_INT3 = re.compile(r'\[ *(\d+\.\d+)\] Oops: int3')
 # What dump_stack() prints before a stack: not what the stack is about.
 DUMP_HEADER = re.compile(r'(CPU: \d+ |Hardware name: |Tainted: |<TASK>|</TASK>|'
-                         r'Workqueue: |Call Trace:| )')
+                         r'Workqueue: |Call [Tt]race:| )')
 CODE_BEFORE_TRAP = re.compile(r' Code: .* ([0-9a-f]{2}) <([0-9a-f]{2})>')
 
 

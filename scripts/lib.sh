@@ -6,9 +6,46 @@ BUILD=$TOP/build
 RESULTS=$TOP/results
 TREE=$BUILD/linux		# patched work tree (git, tag "base" = pristine)
 VANILLA=$BUILD/vanilla		# git worktree of TREE checked out at "base"
+NOMETA=$BUILD/nometa		# git worktree of TREE without the metadata rule (scripts/tree.sh nometa)
 # shellcheck source=../config/kernel.env
 . "$TOP/config/kernel.env"
 JOBS=${JOBS:-$(nproc)}
+
+# The guest's architecture: x86_64 (make test, make bench) or arm64 (make
+# test-arm64), whose base page size is GUEST_PAGE (4k or 64k). Each has its
+# kernels in its own build/out* directory, its config fragments
+# (config/ARCH.config, config/ARCH-PROFILE.config, config/arm64-PAGE.config),
+# its compiler for the guest programs and its QEMU (scripts/run-guest.sh).
+GUEST_ARCH=${GUEST_ARCH:-x86_64}
+# shellcheck disable=SC2034  # used by the scripts that source this
+case $GUEST_ARCH in
+x86_64)
+	KMAKE=(make)
+	KIMAGE=arch/x86/boot/bzImage
+	OUTDIR=$BUILD/out
+	ARCH_FRAGS=(x86_64)
+	GUEST_CC=gcc
+	GUEST_ROOT=""	# the host's own busybox-static and e2fsck-static
+	;;
+arm64)
+	GUEST_PAGE=${GUEST_PAGE:-4k}
+	case $GUEST_PAGE in 4k|64k) ;; *) echo "error: GUEST_PAGE must be 4k or 64k" >&2; exit 1 ;; esac
+	KMAKE=(make ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	KIMAGE=arch/arm64/boot/Image
+	OUTDIR=$BUILD/out-arm64-$GUEST_PAGE
+	ARCH_FRAGS=(arm64 "arm64-$GUEST_PAGE")
+	GUEST_CC=aarch64-linux-gnu-gcc
+	# Debian's arm64 builds of what the guest runs that cannot be
+	# installed beside the host's (busybox-static, e2fsck-static):
+	# unpacked here by scripts/deps.sh
+	GUEST_ROOT=$BUILD/arm64-root
+	RESULTS=$TOP/results/arm64-$GUEST_PAGE
+	;;
+*) echo "error: GUEST_ARCH must be x86_64 or arm64" >&2; exit 1 ;;
+esac
+export GUEST_ARCH
+# A kernel other than the patched one keeps its results apart (VARIANT=nometa).
+[ "${VARIANT:-patched}" = patched ] || RESULTS=$RESULTS-$VARIANT
 
 log()  { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 warn() { printf 'warning: %s\n' "$*" >&2; }
@@ -19,12 +56,13 @@ variant_src() {
 	case $1 in
 	patched) echo "$TREE" ;;
 	vanilla) echo "$VANILLA" ;;
-	*) die "unknown kernel variant '$1' (patched|vanilla)" ;;
+	nometa) echo "$NOMETA" ;;
+	*) die "unknown kernel variant '$1' (patched|vanilla|nometa)" ;;
 	esac
 }
 
 # Build output directory of a variant/profile pair, e.g. patched-debug.
-kernel_out() { echo "$BUILD/out/$1-$2"; }
+kernel_out() { echo "$OUTDIR/$1-$2"; }
 
 # kernel_problems LOG...: print one line per kind of kernel report in these
 # logs of one boot (scripts/kernel-log.py: console and kmsg logs; a boot that

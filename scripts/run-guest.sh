@@ -2,10 +2,13 @@
 # Boot one kernel in QEMU (TCG) with emulated NUMA and run a job in it:
 #   scripts/run-guest.sh VARIANT PROFILE NAME JOB.sh
 # Topology: node0 = first half of the vCPUs + memory, node1 = the other half
-# + memory, node2 = memory only (a CXL-like far tier). The firmware's HMAT
-# says so: node 2 has 6 times the latency and a quarter of the bandwidth of
-# local memory, so the kernel puts it in a lower memory tier (demotion
-# target of nodes 0 and 1, promotion source under NUMA balancing mode 2).
+# + memory, node2 = memory only (a CXL-like far tier). On x86-64 the
+# firmware's HMAT says so: node 2 has 6 times the latency and a quarter of
+# the bandwidth of local memory, so the kernel puts it in a lower memory
+# tier (demotion target of nodes 0 and 1, promotion source under NUMA
+# balancing mode 2). With GUEST_ARCH=arm64 (GUEST_PAGE 4k or 64k) the guest
+# is QEMU's virt machine with MTE (-machine virt,mte=on -cpu max), booted
+# with the device tree QEMU makes (the same three nodes; no HMAT, no DIMM).
 # Environment:
 #   GUEST_CPUS     vCPUs (default 2, at least 2)
 #   GUEST_NODE_MB  memory of nodes 0 1 2 in MiB (default "1024 1024 1024")
@@ -54,7 +57,7 @@ early_stall=${GUEST_EARLY_STALL:-120}
 [ ${#mb[@]} -eq 3 ] || die "GUEST_NODE_MB needs three sizes"
 [ "$stall" -gt 0 ] || die "GUEST_STALL must be a positive number of seconds"
 [ -z "${GUEST_DISK:-}" ] || die "GUEST_DISK was replaced by GUEST_DISKS (a list: vda vdb ...)"
-[ -f "$out/arch/x86/boot/bzImage" ] || die "no kernel in $out"
+[ -f "$out/$KIMAGE" ] || die "no kernel in $out"
 for d in "${disks[@]}"; do [ -f "$d" ] || die "no disk image $d"; done
 
 mkdir -p "$RESULTS"
@@ -90,11 +93,29 @@ cat "$out/initramfs.cpio.gz" "$jobdir/job.cpio.gz" > "$jobdir/initrd"
 # 5-level paging (on in -cpu max) the debug kernel took a KASAN wild access
 # in early boot. Guest RAM is preallocated: first touches of host memory
 # would otherwise make some migrations several times slower than others.
+# arm64: virt has one UART (the PL011 console, ttyAMA0), so the job's
+# results and the kernel log go to two 16550s on PCI (ttyS0, ttyS1), named
+# to guest/init in its environment (MIG_RESULTS, MIG_KMSG: the kernel
+# passes unknown NAME=VALUE arguments to init).
 half=$((cpus / 2))	# one socket per CPU node, or the kernel warns about LLC siblings across nodes
+case $GUEST_ARCH in
+x86_64)
+	qemu=qemu-system-x86_64 machine=q35,hmat=on cpu=max,la57=off console_tty=ttyS0
+	initiator=,initiator=0	# node 2's CPUs, for the HMAT
+	ports=(-serial file:"$result" -serial file:"$kmsg")
+	;;
+arm64)
+	qemu=qemu-system-aarch64 machine=virt,mte=on cpu=max console_tty=ttyAMA0 initiator=
+	ports=(-chardev file,id=results,path="$result" -chardev file,id=kmsg,path="$kmsg"
+	       -device pci-serial-2x,chardev1=results,chardev2=kmsg)
+	console_tty="$console_tty MIG_RESULTS=/dev/ttyS0 MIG_KMSG=/dev/ttyS1"
+	[ "${GUEST_HOTPLUG_MB:-0}" -eq 0 ] || die "GUEST_HOTPLUG_MB: no DIMM on arm64's virt machine (ACPI only)"
+	;;
+esac
 case ${GUEST_ACCEL:-tcg} in
-tcg) accel=(-accel tcg,thread=multi -cpu max,la57=off) ;;
+tcg) accel=(-accel tcg,thread=multi -cpu "$cpu") ;;
 kvm) accel=(-accel kvm -cpu host) ;;
-icount) accel=(-accel tcg,thread=single -icount shift=0,sleep=off,align=off -cpu max,la57=off) ;;
+icount) accel=(-accel tcg,thread=single -icount shift=0,sleep=off,align=off -cpu "$cpu") ;;
 *) die "GUEST_ACCEL must be tcg, kvm or icount" ;;
 esac
 membind() {	# guest node -> ",host-nodes=N,policy=bind" under KVM
@@ -113,9 +134,9 @@ if [ "$hotplug" -gt 0 ]; then
 	mem+=(-object "memory-backend-ram,id=hp0,size=${hotplug}M,prealloc=on$(membind 2)"
 	      -device pc-dimm,id=dimm0,memdev=hp0,node=2)
 fi
-# HMAT: latency (ns) and bandwidth from each CPU node to each node.
+# HMAT (x86-64, ACPI): latency (ns) and bandwidth from each CPU node to each node.
 hmat=()
-for i in 0 1; do
+[ "$GUEST_ARCH" != x86_64 ] || for i in 0 1; do
 	for t in 0 1 2; do
 		if [ $t = 2 ]; then lat=60 bw=5G; elif [ $t = $i ]; then lat=10 bw=20G; else lat=20 bw=10G; fi
 		hmat+=(-numa "hmat-lb,initiator=$i,target=$t,hierarchy=memory,data-type=access-latency,latency=$lat"
@@ -127,26 +148,26 @@ done
 debug_append=
 [ "$profile" != debug ] || debug_append=" kasan_multi_shot"
 args=(
-	-machine q35,hmat=on "${accel[@]}"
+	-machine "$machine" "${accel[@]}"
 	-smp "$cpus,sockets=2,cores=$half,threads=1"
 	-m "$memsize"
 	"${mem[@]}"
 	-numa node,nodeid=0,cpus=0-$((half - 1)),memdev=m0
 	-numa node,nodeid=1,cpus=$half-$((cpus - 1)),memdev=m1
-	-numa node,nodeid=2,memdev=m2,initiator=0
+	-numa "node,nodeid=2,memdev=m2$initiator"
 	"${hmat[@]}"
-	-kernel "$out/arch/x86/boot/bzImage" -initrd "$jobdir/initrd"
-	-append "console=ttyS0 panic=-1 oops=panic loglevel=6 log_buf_len=8M watchdog_thresh=60$debug_append${GUEST_APPEND:+ $GUEST_APPEND}"
+	-kernel "$out/$KIMAGE" -initrd "$jobdir/initrd"
+	-append "console=$console_tty panic=-1 oops=panic loglevel=6 log_buf_len=8M watchdog_thresh=60$debug_append${GUEST_APPEND:+ $GUEST_APPEND}"
 	-display none -monitor none -nic none -no-reboot
-	-serial file:"$console" -serial file:"$result" -serial file:"$kmsg"
+	-serial file:"$console" "${ports[@]}"
 )
 # virtio-blk devices are named in the order of their PCI slots, i.e. of -drive.
 for d in "${disks[@]}"; do args+=(-drive file="$d",if=virtio,format=raw); done
 [ -z "${GUEST_SHARE:-}" ] ||
 	args+=(-virtfs "local,path=$GUEST_SHARE,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
 
-log "booting $variant-$profile (${GUEST_ACCEL:-tcg}): $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
-timeout --foreground -k 10 "$timeout" qemu-system-x86_64 "${args[@]}" &
+log "booting $variant-$profile on $GUEST_ARCH${GUEST_PAGE:+ $GUEST_PAGE} (${GUEST_ACCEL:-tcg}): $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
+timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" &
 qpid=$!
 if [ -n "${VERBOSE:-}" ]; then
 	tail -n +1 -F --pid=$qpid "$console" 2>/dev/null &

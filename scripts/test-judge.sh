@@ -15,7 +15,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 n=0 bad=0
 echo "KTAP version 1"
-echo "1..16"
+echo "1..19"
 
 # verdict NAME problems|clean LOG [TITLE]: the judge must find problems (and
 # print TITLE among them) or call the log clean.
@@ -81,6 +81,20 @@ verdict "five kinds, five titles" problems "$dir/kinds" "1 x UBSAN: array-index-
   printf '[   30.000001] Hardware name: QEMU Standard PC (Q35 + ICH9, 2009)\n[   30.000001] Call Trace:\n'; } > "$dir/stack"
 verdict "a stack dump alone" problems "$dir/stack" "stack dump after: swdma: something odd"
 
+# arm64 (make test-arm64): a kernel fault is "Unable to handle kernel ..."
+# and "Internal error: Oops", its stack "Call trace:", not "Call Trace:".
+{ boot; printf '[  123.456789] Unable to handle kernel paging request at virtual address dead000000000108\n'
+  printf '[  123.456790] Mem abort info:\n[  123.456791]   ESR = 0x0000000096000044\n'
+  printf '[  123.456800] Internal error: Oops: 0000000096000044 [#1] PREEMPT SMP\n'
+  printf '[  123.456801] Modules linked in: dcbm swdma\n[  123.456803] pc : dcbm_callback+0x2c/0x120 [dcbm]\n'
+  printf '[  123.456804] Call trace:\n[  123.456805]  dcbm_callback+0x2c/0x120 [dcbm]\n'; } > "$dir/arm64-oops"
+verdict "an arm64 Oops" problems "$dir/arm64-oops" "1 x Internal error: Oops"
+verdict "an arm64 fault's first line" problems "$dir/arm64-oops" "1 x Unable to handle kernel paging request"
+{ boot; printf '[   30.000000] swdma: something odd\n[   30.000001] CPU: 1 UID: 0 PID: 9 Comm: x\n'
+  printf '[   30.000001] Hardware name: linux,dummy-virt (DT)\n[   30.000001] Call trace:\n'
+  printf '[   30.000002]  show_stack+0x20/0x38 (C)\n'; } > "$dir/arm64-stack"
+verdict "an arm64 stack dump alone" problems "$dir/arm64-stack" "stack dump after: swdma: something odd"
+
 # A kmsg log (guest/kmsglog) and the console carry the same reports: once.
 { boot; warn 12.000001; } > "$dir/console"
 { boot | grep '^\['; warn 12.000001; } > "$dir/kmsg"
@@ -127,6 +141,6 @@ verdict "an int3 that is still in memory" problems "$dir/int3-real" "Oops: int3"
 
 verdict "a log that cannot be read is not clean" problems "$dir/missing"
 
-[ "$n" -eq 16 ] || { echo "# planned 16 cases, ran $n"; bad=$((bad + 1)); }
+[ "$n" -eq 19 ] || { echo "# planned 19 cases, ran $n"; bad=$((bad + 1)); }
 echo "# $((n - bad)) passed, $bad failed"
 [ "$bad" -eq 0 ]

@@ -2,7 +2,7 @@
 """make test's verdict: the boots' KTAP as one document, which the kernel's
 own KTAP parser (tools/testing/kunit/kunit_parser.py) reads back.
 
-    test-report.py --kunit DIR --results DIR --skips FILE JUDGE_KTAP BOOT...
+    test-report.py --kunit DIR --results DIR --skips FILE [--arch ARCH] JUDGE_KTAP BOOT...
 
 JUDGE_KTAP is the judge's self-test (scripts/test-judge.sh); each BOOT is
 the name of a boot of scripts/test.sh, whose files in the results directory
@@ -15,7 +15,8 @@ their sub-checks), "guest finished its job" and "kernel log clean".  Prints
 the failures with their failing sub-checks and kernel report titles and,
 last, "N passed, N failed[, N skipped]" over the top-level results of the
 boots, the self-test counting as one.  A skip, of a test or of a sub-check
-(TEST/SUB-CHECK), fails unless the skips file allows it; the harness's own
+(TEST/SUB-CHECK), fails unless the skips file allows it (a pattern after
+"[ARCH] " on the guest architecture ARCH only, x86_64 or arm64); the harness's own
 skips (tests a stale int3 of QEMU or an early-boot hang kept from running,
 run again in a retry boot) are allowed.  test.json has the summary and the
 tree as the kernel's parser read it (test.parse.log: its account).  Exit status 1 on a failure.
@@ -158,12 +159,22 @@ def main():
     ap.add_argument('--kunit', required=True)
     ap.add_argument('--results', required=True)
     ap.add_argument('--skips', required=True)
+    ap.add_argument('--arch', default='x86_64')
     ap.add_argument('judge')
     ap.add_argument('boots', nargs='*')
     a = ap.parse_args()
 
+    # "[ARCH] PATTERN" allows a skip on that architecture only
+    patterns = []
     with open(a.skips) as f:
-        patterns = [p for p in (l.split('#')[0].strip() for l in f) if p]
+        for p in (l.split('#')[0].strip() for l in f):
+            m = re.match(r'\[(\w+)\]\s*(.*)', p)
+            if m:
+                if m.group(1) != a.arch:
+                    continue
+                p = m.group(2)
+            if p:
+                patterns.append(p)
 
     def allowed(name):
         return any(fnmatch.fnmatchcase(name, p) for p in patterns)

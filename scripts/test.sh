@@ -8,18 +8,28 @@
 # isolcpus=, nohz_full= and debug_pagealloc=on for mtcopy's placement and
 # the late reads of kept sources. Writes results/test.ktap and
 # results/test.json.
+# make test-arm64 (GUEST_ARCH=arm64 scripts/test.sh arm64, once with
+# GUEST_PAGE=4k and once with 64k): the arm64 kernel of that page size
+# (debug config, MTE), one boot of QEMU's virt machine with MTE running the
+# tests of guest/tests/arm64-PAGE; results in results/arm64-PAGE/.
 #   TESTS="10-migbench-verify ..."  run only these guest tests (one boot)
 # Last line: "N passed, N failed[, N skipped]"; exit status non-zero on any
 # failure, or on a skip that guest/tests/skips does not allow.
 . "$(dirname "$0")/lib.sh"
 
 group=${1:-quick}
-case $group in quick|full) ;; *) die "usage: $0 quick|full" ;; esac
+case $group in
+quick|full) [ "$GUEST_ARCH" = x86_64 ] || die "$group: the x86-64 groups (GUEST_ARCH=arm64 runs group arm64)" ;;
+arm64) [ "$GUEST_ARCH" = arm64 ] || die "group arm64 needs GUEST_ARCH=arm64" ;;
+*) die "usage: $0 quick|full|arm64" ;;
+esac
 
 "$TOP/scripts/deps.sh"
 "$TOP/scripts/tree.sh"
-"$TOP/scripts/build-kernel.sh" patched debug
-"$TOP/scripts/initramfs.sh" patched debug
+[ "${VARIANT:-patched}" = patched ] || "$TOP/scripts/tree.sh" "$VARIANT"
+variant=${VARIANT:-patched}
+"$TOP/scripts/build-kernel.sh" "$variant" debug
+"$TOP/scripts/initramfs.sh" "$variant" debug
 
 # boot NAME APPEND TEST...: one guest running these tests (all if none):
 # its KTAP goes to results/NAME.out, the judge's verdict on its kernel logs
@@ -51,11 +61,12 @@ boot() {
 	# Node 0 also holds the kernel and, in the debug kernel, the KASAN
 	# shadow of all nodes: give it more, so that migrations to it do not
 	# run short of THPs. The migration-path tests (21-29) use a
-	# hotpluggable DIMM and a CMA area on node 2.
+	# hotpluggable DIMM and a CMA area on node 2 (x86-64 only: virt's
+	# DIMMs need ACPI, and they do not run on arm64).
 	GUEST_NODE_MB=${GUEST_NODE_MB:-1536 1024 1024} GUEST_CPUS=${GUEST_CPUS:-4} \
-		GUEST_TIMEOUT=${GUEST_TIMEOUT:-7200} GUEST_DISKS="${disks[*]}" GUEST_HOTPLUG_MB=256 \
-		GUEST_APPEND="numa_cma=2:640M $append${GUEST_APPEND:+ $GUEST_APPEND}" \
-		"$TOP/scripts/run-guest.sh" patched debug "$name" "$job" || rc=$?
+		GUEST_TIMEOUT=${GUEST_TIMEOUT:-7200} GUEST_DISKS="${disks[*]}" GUEST_HOTPLUG_MB=$hotplug_mb \
+		GUEST_APPEND="$paths_append$append${GUEST_APPEND:+ $GUEST_APPEND}" \
+		"$TOP/scripts/run-guest.sh" "$variant" debug "$name" "$job" || rc=$?
 
 	out=$RESULTS/$name.out
 	grep -E '^(not )?ok ' "$out" | sed "s/^/$name: /" || true
@@ -95,6 +106,8 @@ boot() {
 
 disks=("$BUILD/test-disk.img" "$BUILD/test-raw.img" "$BUILD/test-ext4-1k.img"
        "$BUILD"/test-raid{0,1,2}.img)
+hotplug_mb=256 paths_append="numa_cma=2:640M "
+[ "$GUEST_ARCH" = x86_64 ] || hotplug_mb=0 paths_append=""
 job=$(mktemp)
 trap 'rm -f "$job"' EXIT
 mkdir -p "$RESULTS"
@@ -117,10 +130,16 @@ else
 	# shellcheck disable=SC2086  # a list
 	tests=$(cd "$TOP/guest/tests" && ls [0-9][0-9]-*.sh | sed 's/\.sh$//' |
 		grep -v -x -F "$(printf '%s\n' $swiotlb_only $swiotlb_last $isolation_only)")
-	if [ "$group" = quick ]; then
-		quick=$(sed -e 's/[[:space:]]*#.*//' -e '/^$/d' "$TOP/guest/tests/quick")
+	# a group file: the quick group, or the arm64 kernel's tests
+	list=
+	case $group in
+	quick) list=quick ;;
+	arm64) list=arm64-$GUEST_PAGE tests=$(cd "$TOP/guest/tests" && ls [0-9][0-9]-*.sh | sed 's/\.sh$//') ;;
+	esac
+	if [ -n "$list" ]; then
+		quick=$(sed -e 's/[[:space:]]*#.*//' -e '/^$/d' "$TOP/guest/tests/$list")
 		for t in $quick; do
-			[ -e "$TOP/guest/tests/$t.sh" ] || die "guest/tests/quick: no test $t"
+			[ -e "$TOP/guest/tests/$t.sh" ] || die "guest/tests/$list: no test $t"
 		done
 		tests=$(grep -x -F "$quick" <<< "$tests")
 	fi
@@ -142,15 +161,16 @@ fi
 # 95 checks DMA-API debugging after the DMA tests of this boot too, before
 # 87 leaks its mappings.
 # shellcheck disable=SC2086
-[ -n "${TESTS:-}" ] || [ "$group" = quick ] ||
+[ -n "${TESTS:-}" ] || [ "$group" != full ] ||
 	boot test-swiotlb "swiotlb=force" $swiotlb_only 95-dma-api-debug $swiotlb_last
 # The last CPU isolated, the one before it tickless: mtcopy's workers must
 # stay off both. Freed pages unmapped from the direct map: a migrator that
 # reads a source after the core freed it faults (47).
 last=$((${GUEST_CPUS:-4} - 1))
 # shellcheck disable=SC2086  # a list
-[ -n "${TESTS:-}" ] ||
+[ -n "${TESTS:-}" ] || [ "$group" = arm64 ] ||
 	boot test-isolation "isolcpus=$last nohz_full=$((last - 1)) debug_pagealloc=on" $isolation_only
 
 /usr/bin/python3 "$TOP/scripts/test-report.py" --kunit "$TREE/tools/testing/kunit" \
-	--results "$RESULTS" --skips "$TOP/guest/tests/skips" "$RESULTS/judge.ktap" "${boots[@]}"
+	--results "$RESULTS" --skips "$TOP/guest/tests/skips" --arch "$GUEST_ARCH" \
+	"$RESULTS/judge.ktap" "${boots[@]}"

@@ -5,6 +5,13 @@
 #
 #   scripts/tree.sh          create if missing, else report whether it matches patches/
 #   FORCE=1 scripts/tree.sh  move an existing tree aside and recreate it
+#   scripts/tree.sh nometa   (after the above) build/nometa: a worktree of
+#                            build/linux's HEAD with the metadata rule
+#                            reverted (the commits that add or use
+#                            arch_folio_has_metadata or copies_arch_metadata),
+#                            the kernel that MTE's test 12 must fail on
+#                            (make test-arm64 VARIANT=nometa); made again
+#                            when build/linux's HEAD moves
 . "$(dirname "$0")/lib.sh"
 
 # The series as a list of changed lines, independent of hashes and dates,
@@ -90,7 +97,32 @@ PY
 	git -C "$1" config branch.main.description "$(cat "$BUILD/cover.txt")"
 }
 
+# build/nometa: HEAD of the work tree without the metadata rule.
+create_nometa() {
+	local head commits
+	head=$(git -C "$TREE" rev-parse HEAD)
+	[ "$(cat "$BUILD/nometa.of" 2>/dev/null)" != "$head" ] || [ ! -d "$NOMETA" ] || return 0
+	mapfile -t commits < <(git -C "$TREE" log --format=%H \
+		-G 'arch_folio_has_metadata|copies_arch_metadata' base..HEAD)
+	[ ${#commits[@]} -gt 0 ] || die "no commit of the metadata rule in build/linux"
+	log "build/nometa: build/linux without $(git -C "$TREE" log --no-walk --format='"%s"' "${commits[@]}" | paste -sd,)"
+	git -C "$TREE" worktree remove --force "$NOMETA" 2>/dev/null || rm -rf "$NOMETA"
+	git -C "$TREE" worktree prune
+	git -C "$TREE" worktree add -q --detach "$NOMETA" "$head"
+	GIT_AUTHOR_NAME=testbed GIT_AUTHOR_EMAIL=testbed@localhost \
+	GIT_COMMITTER_NAME=testbed GIT_COMMITTER_EMAIL=testbed@localhost \
+		git -C "$NOMETA" revert --no-edit "${commits[@]}" > /dev/null ||
+		die "the metadata rule does not revert cleanly"
+	echo "$head" > "$BUILD/nometa.of"
+}
+
 mkdir -p "$BUILD"
+if [ "${1:-}" = nometa ]; then
+	[ -d "$TREE/.git" ] || die "no work tree: run 'make tree' first"
+	create_nometa
+	exit 0
+fi
+[ -z "${1:-}" ] || die "usage: $0 [nometa]"
 if [ -d "$TREE/.git" ] && [ -n "${FORCE:-}" ]; then
 	old=$TREE.old-$(date +%Y%m%d-%H%M%S)
 	log "moving the existing tree to $old"

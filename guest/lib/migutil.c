@@ -178,7 +178,7 @@ int mthp_available(unsigned long kb)
 {
 	char path[128];
 
-	if (kb == 4)
+	if (kb == MIG_PAGE_KB)
 		return 1;
 	snprintf(path, sizeof(path), THP_DIR "/hugepages-%lukB/enabled", kb);
 	return access(path, F_OK) == 0;
@@ -206,7 +206,7 @@ int mthp_select(unsigned long kb)
 			 * none is left after this loop; "always" just keeps
 			 * the intent obvious to anyone reading sysfs.
 			 */
-			if (kb == 4)
+			if (kb == MIG_PAGE_KB)
 				continue;
 			mode = "always";
 		} else {
@@ -224,6 +224,18 @@ int mthp_select(unsigned long kb)
 void mthp_restore(void)
 {
 	knobs_restore(&anon_knobs);
+}
+
+/* ---- base page size ------------------------------------------------ */
+
+unsigned long mig_page_size = 4096;
+
+__attribute__((constructor)) static void mig_page_size_init(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+
+	if (ps > 0)
+		mig_page_size = ps;
 }
 
 /* ---- regions ------------------------------------------------------- */
@@ -276,7 +288,7 @@ void *region_alloc(size_t len, unsigned long folio_kb, int node)
 	size_t align = folio_kb * 1024, map_len = len + align;
 	char *raw, *buf;
 
-	if (!len || folio_kb < 4 || len % align) {
+	if (!len || folio_kb < MIG_PAGE_KB || len % align) {
 		fprintf(stderr, "region: size %zu is not a multiple of %lu KiB\n",
 			len, folio_kb);
 		return NULL;
@@ -296,8 +308,8 @@ void *region_alloc(size_t len, unsigned long folio_kb, int node)
 		munmap(buf + len, raw + map_len - (buf + len));
 
 	/* 4K: keep khugepaged and any "inherit" size away from the region */
-	if (madvise(buf, len, folio_kb > 4 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
-	    folio_kb > 4) {
+	if (madvise(buf, len, folio_kb > MIG_PAGE_KB ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
+	    folio_kb > MIG_PAGE_KB) {
 		fprintf(stderr, "region: madvise(MADV_HUGEPAGE): %s\n",
 			strerror(errno));
 		munmap(buf, len);
@@ -663,11 +675,11 @@ static int block_moved(void *buf, uint64_t *pm, size_t b, size_t per)
 static long bad_blocks(void *buf, size_t len, unsigned long kb, int hugetlb,
 		       int all)
 {
-	size_t per = kb / 4, npages = len / MIG_PAGE_SIZE, b;
+	size_t per = kb / MIG_PAGE_KB, npages = len / MIG_PAGE_SIZE, b;
 	uint64_t *pm = NULL, *kf = NULL;
 	long ret = -1, bad = 0;
 
-	if (kb < 4 || (kb & (kb - 1)) || len % (kb * 1024)) {
+	if (kb < MIG_PAGE_KB || (kb & (kb - 1)) || len % (kb * 1024)) {
 		fprintf(stderr, "folio check: bad size %lu KiB / len %zu\n",
 			kb, len);
 		return -1;
@@ -978,7 +990,7 @@ int shmem_thp_available(unsigned long kb)
 {
 	char path[128];
 
-	if (kb == 4)
+	if (kb == MIG_PAGE_KB)
 		return 1;
 	snprintf(path, sizeof(path), THP_DIR "/hugepages-%lukB/shmem_enabled",
 		 kb);
@@ -1045,7 +1057,7 @@ void *region_map(size_t len, unsigned long folio_kb, int flags, int fd)
 	size_t align = folio_kb * 1024, res_len = len + align;
 	char *res, *buf;
 
-	if (!len || folio_kb < 4 || len % align) {
+	if (!len || folio_kb < MIG_PAGE_KB || len % align) {
 		fprintf(stderr, "region: size %zu is not a multiple of %lu KiB\n",
 			len, folio_kb);
 		return NULL;
@@ -1074,8 +1086,8 @@ void *region_map(size_t len, unsigned long folio_kb, int flags, int fd)
 	/* a hugetlb mapping has its folio size already */
 	if (flags & MAP_HUGETLB)
 		return buf;
-	if (madvise(buf, len, folio_kb > 4 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
-	    folio_kb > 4) {
+	if (madvise(buf, len, folio_kb > MIG_PAGE_KB ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) &&
+	    folio_kb > MIG_PAGE_KB) {
 		fprintf(stderr, "region: madvise(MADV_HUGEPAGE): %s\n",
 			strerror(errno));
 		munmap(buf, len);
@@ -1159,17 +1171,21 @@ int parse_ulong(const char *s, unsigned long *out)
 int parse_folio_sizes(const char *arg, unsigned long *kbs, int max)
 {
 	static const unsigned long all[] = { 4, 16, 64, 256, 2048 };
-	int i, n = sizeof(all) / sizeof(all[0]);
+	int i, n = 0;
 
 	if (!strcmp(arg, "all")) {
-		if (max < n)
-			return -1;
-		memcpy(kbs, all, sizeof(all));
+		for (i = 0; i < (int)(sizeof(all) / sizeof(all[0])); i++) {
+			if (all[i] < MIG_PAGE_KB)
+				continue;
+			if (n == max)
+				return -1;
+			kbs[n++] = all[i];
+		}
 		return n;
 	}
 	n = parse_list(arg, kbs, max);
 	for (i = 0; i < n; i++)
-		if (kbs[i] < 4 || (kbs[i] & (kbs[i] - 1)))
+		if (kbs[i] < MIG_PAGE_KB || (kbs[i] & (kbs[i] - 1)))
 			return -1;
 	return n > 0 ? n : -1;
 }

@@ -14,18 +14,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MIG_PAGE_SIZE	4096UL
+/*
+ * The base page size: 4 KiB, or 16 or 64 KiB on arm64 kernels configured
+ * so; read before main().  A folio of MIG_PAGE_KB KiB is a base page.
+ */
+extern unsigned long mig_page_size;
+#define MIG_PAGE_SIZE	mig_page_size
+#define MIG_PAGE_KB	(mig_page_size / 1024)
 
 /* ---- anon (m)THP configuration ---------------------------------------- */
 
 /*
- * Make new anonymous faults produce folios of exactly @kb KiB (4 = base
- * pages only).  The first call saves every setting it may touch; the saved
+ * Make new anonymous faults produce folios of exactly @kb KiB (MIG_PAGE_KB
+ * = base pages only).  The first call saves every setting it may touch; the saved
  * state is restored by mthp_restore() (also registered with atexit()).
  * Returns 0, or -1 if the size is not offered by the kernel.
  */
 int mthp_select(unsigned long kb);
-/* Non-zero if the kernel offers anon folios of @kb KiB (4 always). */
+/* Non-zero if the kernel offers anon folios of @kb KiB (MIG_PAGE_KB always). */
 int mthp_available(unsigned long kb);
 /*
  * Restore the settings saved by the first mthp_select(); idempotent and
@@ -133,7 +139,7 @@ ssize_t read_text(const char *path, char *buf, size_t size);
 
 /*
  * Non-zero if anonymous shmem (MAP_SHARED | MAP_ANONYMOUS) can get folios of
- * @kb KiB: hugepages-<kb>kB/shmem_enabled exists (4 always).
+ * @kb KiB: hugepages-<kb>kB/shmem_enabled exists (MIG_PAGE_KB always).
  */
 int shmem_thp_available(unsigned long kb);
 /* PMD size in KiB (hpage_pmd_size), 0 if the kernel has no THP. */
@@ -202,8 +208,9 @@ int parse_list(const char *arg, unsigned long *out, int max);
  */
 int parse_route(const char *arg, int *route, int max, int max_node);
 /*
- * Folio sizes in KiB: "all" (4,16,64,256,2048) or a comma list of powers
- * of two from 4. Returns the count or -1.
+ * Folio sizes in KiB: "all" (4,16,64,256,2048: those from the base page
+ * size up, with 64K pages 64,256,2048) or a comma list of powers of two
+ * from the base page size. Returns the count or -1.
  */
 int parse_folio_sizes(const char *arg, unsigned long *kbs, int max);
 

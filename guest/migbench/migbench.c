@@ -258,7 +258,7 @@ static int check_setup(const struct opts *o)
 static void plan_moves(const struct opts *o, unsigned long kb,
 		       struct move_plan *mp)
 {
-	unsigned long ppf = kb / 4, step_pages, pages = 0, addrs;
+	unsigned long ppf = kb / MIG_PAGE_KB, step_pages, pages = 0, addrs;
 
 	mp->kb = kb;
 	mp->len = o->size_mb << 20;
@@ -289,7 +289,7 @@ static unsigned long plan_pages_per_call(const struct move_plan *mp)
 
 static double plan_folios_per_call(const struct move_plan *mp)
 {
-	return (double)plan_pages_per_call(mp) / (mp->kb / 4);
+	return (double)plan_pages_per_call(mp) / (mp->kb / MIG_PAGE_KB);
 }
 
 /* Allocate on @node and make sure we got exactly what was asked for. */
@@ -905,7 +905,7 @@ static int memcpy_bench(const struct opts *o)
 {
 	static const size_t dst_offsets[] = { 0, 64 * 1024 };
 	size_t len = o->size_mb << 20, pad = 2048 * 1024, off;
-	unsigned long kb = 4;
+	unsigned long kb = MIG_PAGE_KB;
 	int cpus[1024], ncpus, nt, rep, i;
 	char *src, *dst;
 	double v[MAX_REPS];

@@ -145,7 +145,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: migcheck [options]\n"
-"  -k LIST   folio sizes in KiB (default all = 4,16,64,256,2048)\n"
+"  -k LIST   folio sizes in KiB (default all = 4,16,64,256,2048; 64,256,2048\n"
+"            with 64K pages)\n"
 "  -m LIST   mapping kinds: private,shared,memfd,file,mlock (default all;\n"
 "            with -W: private,memfd); on request only: hugetlb (private)\n"
 "            and hugetlb_shared, which need free hugetlb pages of the folio\n"
@@ -547,9 +548,9 @@ static const char *size_unsupported(const struct opts *o, enum kind kind,
 			"no shmem folios of this size (no hugepages-<N>kB/shmem_enabled)";
 	case K_MEMFD:
 		/* 6.12: tmpfs follows the top-level shmem_enabled only */
-		if (kb == 4 || (kb == thp_pmd_kb() && shmem_thp_available(kb)))
+		if (kb == MIG_PAGE_KB || (kb == thp_pmd_kb() && shmem_thp_available(kb)))
 			return NULL;
-		return "memfd (tmpfs) folios are 4K or PMD-size only; per-size shmem_enabled applies to MAP_SHARED|MAP_ANONYMOUS only";
+		return "memfd (tmpfs) folios are base pages or PMD-size only; per-size shmem_enabled applies to MAP_SHARED|MAP_ANONYMOUS only";
 	case K_HUGETLB:
 	case K_HUGETLB_SHARED:
 		return hugetlb_unsupported(o, kb);
@@ -560,8 +561,8 @@ static const char *size_unsupported(const struct opts *o, enum kind kind,
 				 o->dir);
 			return msg;
 		}
-		if (kb != 4)
-			return "page-cache folio size cannot be selected (ext4 in 6.12: 4K only)";
+		if (kb != MIG_PAGE_KB)
+			return "page-cache folio size cannot be selected (ext4 in 6.12: base pages only)";
 		return NULL;
 	default:
 		return "unknown kind";
@@ -1655,7 +1656,7 @@ static void run_compaction(const struct opts *o, struct tally *t)
 	long bad = 0;
 	int fd;
 
-	buf = region_alloc(len, 4, o->compact_node);
+	buf = region_alloc(len, MIG_PAGE_KB, o->compact_node);
 	if (!buf) {
 		t->setup++;
 		return;

@@ -10,6 +10,6 @@ select_migrator kernel
 snap
 migcheck -q || fail "matrix with the batch path on"
 [ "$(delta batches)" -gt 0 ] || fail "the batch path was not used"
-migcheck -q -W 5 -k 4,2048 || fail "concurrent writers"
+migcheck -q -W 5 -k $BASE_KB,2048 || fail "concurrent writers"
 select_migrator none
 finish

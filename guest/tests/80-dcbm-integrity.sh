@@ -34,12 +34,13 @@ write_fails $D/device "a b"
 write_fails $D/device "0123456789012345678901234567890123"
 
 others="fallback_busy fallback_nomem fallback_timeout fallback_error fallback_incomplete fallback_declined fallback_below_min"
-# run LABEL: verified hops of 4K, 64K and 2M folios; dcbm must copy them
+# run LABEL: verified hops of base pages, an mTHP size and 2M folios
+# (4K, 64K, 2M; with 64K pages 64K, 256K, 2M); dcbm must copy them
 # all: 3 sizes x 3 hops x 4 MiB, with only move_pages() batching meanwhile
 run() {
 	echo syscall_or_cpuset > $MIG/reasons
 	snap
-	migbench -s 4 -k 4,64,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
+	migbench -s 4 -k $BASE_KB,$MTHP_KB,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 		{ cat /tmp/mb.log; fail "$1: data not exact after migration"; }
 	fb=0
 	for c in $others; do fb=$((fb + $(delta $c))); done
@@ -110,7 +111,7 @@ for n in 1 4; do
 	snap
 	rm -f /tmp/par.failed
 	for j in 1 2; do
-		{ migbench -s 4 -k 4,64,2048 -r 1 -V 0,1,2 > /tmp/par$j.log 2>&1 ||
+		{ migbench -s 4 -k $BASE_KB,$MTHP_KB,2048 -r 1 -V 0,1,2 > /tmp/par$j.log 2>&1 ||
 			{ cat /tmp/par$j.log; touch /tmp/par.failed; }; } &
 	done
 	wait
@@ -131,7 +132,7 @@ select_migrator dcbm || fail "cannot select dcbm again"
 # a minimum batch larger than any batch: all copied by the CPU
 echo 1000000 > $D/min_batch_pages
 snap
-migbench -s 2 -k 4,2048 -r 1 -V 0,1 > /tmp/mb.log 2>&1 || { cat /tmp/mb.log; fail "min_batch: data"; }
+migbench -s 2 -k $BASE_KB,2048 -r 1 -V 0,1 > /tmp/mb.log 2>&1 || { cat /tmp/mb.log; fail "min_batch: data"; }
 [ "$(delta fallback_below_min)" -gt 0 ] || fail "min_batch: fallback_below_min did not move"
 [ "$(delta batches)" -eq 0 ] || fail "min_batch: $(delta batches) batches offered"
 echo 0 > $D/min_batch_pages

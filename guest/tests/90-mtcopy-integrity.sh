@@ -14,9 +14,11 @@ M=$MIG/mtcopy
 [ "$(cat $M/min_batch_pages)" = 64 ] || fail "min_batch_pages default: $(cat $M/min_batch_pages)"
 echo 1 > $M/min_batch_pages
 echo "$(nproc --all)" > $M/max_workers	# no cap below the threads
+nsizes=$(echo "$SIZES_ALL" | tr , ' ' | wc -w)
 for t in 1 4; do
 	echo $t > $M/threads
-	# 5 sizes (4K-2M) x 3 hops x 4 MiB, only move_pages() batching
+	# every size (5 from 4K to 2M; 3 with 64K pages) x 3 hops x 4 MiB,
+	# only move_pages() batching
 	echo syscall_or_cpuset > $MIG/reasons
 	snap
 	migbench -s 4 -k all -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
@@ -24,8 +26,8 @@ for t in 1 4; do
 	echo "threads=$t: folios +$(delta folios) bytes +$(delta bytes) batches +$(delta batches) error +$(delta fallback_error) below_min +$(delta fallback_below_min) kept +$(delta kept)"
 	# a kept destination (a copy past mtcopy's deadline: a vCPU that lost
 	# its host core) is safe and moved by the CPU: then fewer bytes
-	[ "$(delta bytes)" -eq $((5 * 3 * 4 << 20)) ] || [ "$(delta kept)" -gt 0 ] ||
-		fail "threads=$t: mtcopy copied $(delta bytes) bytes, not the 60 MiB migrated"
+	[ "$(delta bytes)" -eq $((nsizes * 3 * 4 << 20)) ] || [ "$(delta kept)" -gt 0 ] ||
+		fail "threads=$t: mtcopy copied $(delta bytes) bytes, not the $((nsizes * 12)) MiB migrated"
 	echo all > $MIG/reasons
 	[ "$(delta fallback_error)" -eq 0 ] || fail "threads=$t: copies failed"
 	# every folio size x mapping kind of the core tests
@@ -48,7 +50,7 @@ migbench -s 4 -k 2048 -r 2 -V 0,1 > /tmp/mb.log 2>&1 ||
 # Small batches (below 64 pages by default) are left to the move phase:
 # waking workers would cost them more than it saves.
 snap
-migbench -s 1 -k 4 -b 16 -r 1 -f 0 -t 1 > /tmp/mb.log 2>&1 ||
+migbench -s 1 -k $BASE_KB -b 16 -r 1 -f 0 -t 1 > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "small batches: data not exact"; }
 [ "$(delta fallback_below_min)" -gt 0 ] && [ "$(delta folios)" -eq 0 ] ||
 	fail "16-page batches: below_min +$(delta fallback_below_min), copied +$(delta folios)"
@@ -57,7 +59,7 @@ for v in 0 65 -1 abc ""; do write_fails $M/threads "$v"; done
 for v in nowhere "" 1; do write_fails $M/placement "$v"; done
 write_fails $M/min_batch_pages -5
 # spread, also towards the memory-only node 2, which has no CPUs
-echo spread > $M/placement && migbench -s 2 -k 4,2048 -r 1 -V 0,1,2 > /dev/null ||
+echo spread > $M/placement && migbench -s 2 -k $BASE_KB,2048 -r 1 -V 0,1,2 > /dev/null ||
 	fail "placement spread"
 echo dst_node > $M/placement
 

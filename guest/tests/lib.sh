@@ -46,6 +46,20 @@ reset_migration() {
 }
 
 counter() { cat "$MIG/stats/$1"; }
+# The base page size in KiB (4; 64 on an arm64 kernel with 64K pages).
+page_kb() { awk '$1 == "KernelPageSize:" { print $2; exit }' /proc/self/smaps; }
+# Folio sizes in KiB for the tests: BASE_KB (base pages), MTHP_KB (an anon
+# mTHP size: 64, or 256 with 64K pages, where anon has no order 1) and 2048
+# (the PMD with 4K pages; with 64K pages an mTHP, the PMD being 512 MiB);
+# SIZES_ALL what "all" means to migbench and migcheck (4,16,64,256,2048:
+# those from the base page up).
+BASE_KB=$(page_kb)
+MTHP_KB=64
+[ "$BASE_KB" -le 16 ] || MTHP_KB=$((BASE_KB * 4))
+SIZES_ALL=
+for k in 4 16 64 256 2048; do
+	[ "$k" -lt "$BASE_KB" ] || SIZES_ALL=${SIZES_ALL:+$SIZES_ALL,}$k
+done
 # Snapshot all counters into variables s_<name>; delta NAME prints the change.
 snap() { for f in "$MIG"/stats/*; do eval "s_$(basename "$f")=$(cat "$f")"; done; }
 delta() { eval "echo \$(( \$(counter $1) - s_$1 ))"; }
