@@ -2,7 +2,7 @@
 .PHONY: test test-full test-arm64 bench tree export deps kernel clean help
 
 help:
-	@echo "make test       build the patched kernel (debug), boot it, run the quick tests"
+	@echo "make test       build the patched kernel (debug), boot it, run the quick tests; arm64 smoke"
 	@echo "make test-full  the same with every test (three boots, about 80 minutes)"
 	@echo "make test-arm64 arm64 guests (MTE), 4K and 64K base pages (see README)"
 	@echo "make bench      vanilla vs patched move_pages() benchmark -> results/"

@@ -16,7 +16,9 @@ the failures with their failing sub-checks and kernel report titles and,
 last, "N passed, N failed[, N skipped]" over the top-level results of the
 boots, the self-test counting as one.  A skip, of a test or of a sub-check
 (TEST/SUB-CHECK), fails unless the skips file allows it (a pattern after
-"[ARCH] " on the guest architecture ARCH only, x86_64 or arm64); the harness's own
+"[ARCH] " on the guest architecture ARCH only, x86_64 or arm64: --arch, or
+for a BOOT in a subdirectory of the results, DIR/NAME, the part of DIR
+before its first '-', as arm64-4k/test of make test); the harness's own
 skips (tests a stale int3 of QEMU or an early-boot hang kept from running,
 run again in a retry boot) are allowed.  test.json has the summary and the
 tree as the kernel's parser read it (test.parse.log: its account).  Exit status 1 on a failure.
@@ -169,15 +171,13 @@ def main():
     with open(a.skips) as f:
         for p in (l.split('#')[0].strip() for l in f):
             m = re.match(r'\[(\w+)\]\s*(.*)', p)
-            if m:
-                if m.group(1) != a.arch:
-                    continue
-                p = m.group(2)
+            arch, p = (m.group(1), m.group(2)) if m else (None, p)
             if p:
-                patterns.append(p)
+                patterns.append((arch, p))
 
-    def allowed(name):
-        return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+    def allowed(name, arch):
+        return any(fnmatch.fnmatchcase(name, p) for a, p in patterns
+                   if a in (None, arch))
 
     judge = read_lines(a.judge)
     judge_ok = any(l.startswith('# ') and ' 0 failed' in l for l in judge) and \
@@ -195,13 +195,14 @@ def main():
         passed += 1
     for n, boot in enumerate(a.boots, 2):
         results = boot_results(a.results, boot)
+        arch = boot.split('/')[0].split('-')[0] if '/' in boot else a.arch
         boot_ok = True
         for r in results:
             name = f'{boot}/{r.name}'
             bad = [f'failed: {s}' for ok, s, why in r.subs if not ok] + \
                 [f'skipped, not allowed: {s}' for ok, s, why in r.subs
-                 if ok and why.startswith('SKIP') and not allowed(f'{r.name}/{s}')]
-            if r.skip and (r.harness_skip or allowed(r.name)) and not bad:
+                 if ok and why.startswith('SKIP') and not allowed(f'{r.name}/{s}', arch)]
+            if r.skip and (r.harness_skip or allowed(r.name, arch)) and not bad:
                 skipped += 1
                 skips.append(f'{name} ({r.why})')
             elif r.ok and not r.skip and not bad:

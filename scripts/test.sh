@@ -11,7 +11,9 @@
 # make test-arm64 (GUEST_ARCH=arm64 scripts/test.sh arm64, once with
 # GUEST_PAGE=4k and once with 64k): the arm64 kernel of that page size
 # (debug config, MTE), one boot of QEMU's virt machine with MTE running the
-# tests of guest/tests/arm64-PAGE; results in results/arm64-PAGE/.
+# tests of guest/tests/arm64-PAGE; results in results/arm64-PAGE/. Group
+# smoke runs guest/tests/arm64-smoke there instead: the quick group runs it
+# on the 4K kernel (ARM64_SMOKE=0: not) and counts its boot with its own.
 #   TESTS="10-migbench-verify ..."  run only these guest tests (one boot)
 # Last line: "N passed, N failed[, N skipped]"; exit status non-zero on any
 # failure, or on a skip that guest/tests/skips does not allow.
@@ -20,8 +22,8 @@
 group=${1:-quick}
 case $group in
 quick|full) [ "$GUEST_ARCH" = x86_64 ] || die "$group: the x86-64 groups (GUEST_ARCH=arm64 runs group arm64)" ;;
-arm64) [ "$GUEST_ARCH" = arm64 ] || die "group arm64 needs GUEST_ARCH=arm64" ;;
-*) die "usage: $0 quick|full|arm64" ;;
+arm64|smoke) [ "$GUEST_ARCH" = arm64 ] || die "group $group needs GUEST_ARCH=arm64" ;;
+*) die "usage: $0 quick|full|arm64|smoke" ;;
 esac
 
 "$TOP/scripts/deps.sh"
@@ -134,7 +136,10 @@ else
 	list=
 	case $group in
 	quick) list=quick ;;
-	arm64) list=arm64-$GUEST_PAGE tests=$(cd "$TOP/guest/tests" && ls [0-9][0-9]-*.sh | sed 's/\.sh$//') ;;
+	arm64|smoke)
+		list=arm64-$GUEST_PAGE
+		[ "$group" = arm64 ] || list=arm64-smoke
+		tests=$(cd "$TOP/guest/tests" && ls [0-9][0-9]-*.sh | sed 's/\.sh$//') ;;
 	esac
 	if [ -n "$list" ]; then
 		quick=$(sed -e 's/[[:space:]]*#.*//' -e '/^$/d' "$TOP/guest/tests/$list")
@@ -168,8 +173,26 @@ fi
 # reads a source after the core freed it faults (47).
 last=$((${GUEST_CPUS:-4} - 1))
 # shellcheck disable=SC2086  # a list
-[ -n "${TESTS:-}" ] || [ "$group" = arm64 ] ||
+[ -n "${TESTS:-}" ] || [ "$GUEST_ARCH" = arm64 ] ||
 	boot test-isolation "isolcpus=$last nohz_full=$((last - 1)) debug_pagealloc=on" $isolation_only
+
+# make test: the arm64 smoke set, in results/arm64-4k/ (its own report
+# there too); its boots are counted here. A part that stopped before its
+# boot (a failed cross build) fails as a boot that did not run its tests.
+if [ "$group" = quick ] && [ -z "${TESTS:-}" ] && [ "${ARM64_SMOKE:-1}" != 0 ]; then
+	smoke=$TOP/results/arm64-4k
+	mkdir -p "$smoke"
+	rm -f "$smoke"/*.boot
+	log "the arm64 smoke set (guest/tests/arm64-smoke; ARM64_SMOKE=0: not)"
+	GUEST_ARCH=arm64 GUEST_PAGE=4k VARIANT=patched "$0" smoke ||
+		warn "the arm64 smoke set failed (results/arm64-4k/)"
+	if [ ! -e "$smoke/test.boot" ]; then
+		{ echo "tests=$(sed -e 's/[[:space:]]*#.*//' -e '/^$/d' "$TOP/guest/tests/arm64-smoke" | tr '\n' ' ')"
+		  echo "ended=never booted: the arm64 part stopped before its boot (see its output)"; } > "$smoke/test.boot"
+	fi
+	boots+=(arm64-4k/test)
+	[ ! -e "$smoke/test-retry.boot" ] || boots+=(arm64-4k/test-retry)
+fi
 
 /usr/bin/python3 "$TOP/scripts/test-report.py" --kunit "$TREE/tools/testing/kunit" \
 	--results "$RESULTS" --skips "$TOP/guest/tests/skips" --arch "$GUEST_ARCH" \
