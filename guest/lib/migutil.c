@@ -811,6 +811,56 @@ out:
 	return bad;
 }
 
+/*
+ * One more move_pages() call for the pages that a transient status kept
+ * back (-EBUSY, -ENOENT, -EAGAIN: the page was under migration or locked
+ * by someone else, e.g. compaction, whose migration entry reads as not
+ * present) and that are still not on @node, as migcheck retries: a kernel
+ * that keeps failing them still fails the caller.  Timed with the rest.
+ */
+static void retry_transient(void **pages, int *status, unsigned long n,
+			    int node, struct move_stats *st)
+{
+	unsigned long i, m = 0, k = 0;
+	void **again = malloc(n * sizeof(*again));
+	unsigned long *idx = malloc(n * sizeof(*idx));
+	int *now = malloc(n * sizeof(*now));
+	int *nodes = malloc(n * sizeof(*nodes));
+	uint64_t t0;
+
+	if (!again || !idx || !now || !nodes)
+		goto out;
+	for (i = 0; i < n; i++)
+		if (status[i] == -EBUSY || status[i] == -ENOENT ||
+		    status[i] == -EAGAIN) {
+			idx[m] = i;
+			again[m++] = pages[i];
+		}
+	if (!m || query_nodes(again, m, now))
+		goto out;
+	for (i = 0; i < m; i++)
+		if (now[i] != node) {
+			idx[k] = idx[i];
+			again[k++] = again[i];
+		}
+	if (!k)
+		goto out;
+	for (i = 0; i < k; i++)
+		nodes[i] = node;
+	t0 = now_ns();
+	if (sys_move_pages(k, again, nodes, now, MPOL_MF_MOVE) >= 0)
+		for (i = 0; i < k; i++)
+			status[idx[i]] = now[i];
+	st->ns += now_ns() - t0;
+	st->calls++;
+	st->retried += k;
+out:
+	free(again);
+	free(idx);
+	free(now);
+	free(nodes);
+}
+
 long move_range(void *buf, size_t len, size_t step, int node,
 		unsigned long per_call, struct move_stats *st)
 {
@@ -851,6 +901,7 @@ long move_range(void *buf, size_t len, size_t step, int node,
 			goto out;
 		}
 	}
+	retry_transient(pages, status, n, node, &local);
 	ret = settle_status(pages, status, n, node, &local);
 out:
 	if (st)

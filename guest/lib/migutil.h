@@ -99,13 +99,16 @@ struct move_stats {
 	unsigned long calls;	/* move_pages() calls issued */
 	unsigned long addrs;	/* addresses passed in total */
 	unsigned long busy_moved; /* -EBUSY status, but page did move */
+	unsigned long retried;	/* pages moved again after a transient status */
 };
 
 /*
  * Move [buf, buf + len) to @node with move_pages(MPOL_MF_MOVE), passing one
  * address every @step bytes and at most @per_call addresses per call
- * (0 = all in one call).  Returns the number of passed pages that did not
- * end up on @node, or -1 if the syscall itself failed.  @st may be NULL.
+ * (0 = all in one call), then once more the pages a transient status
+ * (-EBUSY, -ENOENT, -EAGAIN) kept back.  Returns the number of passed pages
+ * that did not end up on @node, or -1 if the syscall itself failed.  @st
+ * may be NULL.
  */
 long move_range(void *buf, size_t len, size_t step, int node,
 		unsigned long per_call, struct move_stats *st);
