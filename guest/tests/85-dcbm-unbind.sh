@@ -2,7 +2,8 @@
 # The DMA provider goes away while dcbm holds its channels: swdma's device
 # is unbound from its driver through sysfs while dcbm is selected and
 # migrations run, once with an idle engine and once with batches orphaned
-# by descriptors that never complete. dcbm must give the channels back
+# by descriptors that hang (their channel stalls until swdma resets it,
+# after dcbm's timeout, or dcbm terminates it). dcbm must give the channels back
 # before the provider removes them: "none" becomes active, dcbm/channels is
 # empty and reads safely (no KASAN report), dcbm cannot be selected without
 # a provider, and every byte of the migrations is exact (with hung
@@ -42,13 +43,16 @@ unbind() {	# LABEL [-K]: unbind swdma's device under running migrations
 }
 
 unbind "idle engine"
-# every 8th descriptor never completes: batches time out after 200 ms and
-# become orphans, holding their channels until a fence completes
+# every 8th descriptor hangs and stalls its channel: batches time out after
+# 200 ms and become orphans, holding their channels until swdma resets the
+# channel (300 ms after the hang, aborting what it holds) or dcbm
+# terminates it (200 ms after the timeout)
 echo 200 > $D/timeout_ms
+echo 300 > $P/hang_ms
 echo hang > $P/fail_mode; echo 8 > $P/fail_every
 unbind "hung descriptors" -K
 [ "$(delta kept)" -gt 0 ] || fail "hung descriptors: no batch was orphaned"
-echo 0 > $P/fail_every; echo error > $P/fail_mode
+echo 0 > $P/fail_every; echo error > $P/fail_mode; echo 0 > $P/hang_ms
 echo 5000 > $D/timeout_ms
 
 select_migrator dcbm || fail "cannot select dcbm after the rebind"

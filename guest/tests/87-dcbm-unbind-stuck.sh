@@ -1,7 +1,8 @@
 #!/bin/sh
 # The provider goes away while copies that will never end hold its
-# channels: every descriptor of swdma hangs, fences too, so dcbm's orphans
-# never end. Unbinding swdma's device waits for them for a minute (dcbm's
+# channels: every descriptor of swdma hangs and its channel never recovers
+# (hang_ms 0), and swdma has no terminate (terminate=0, as ioat and idxd),
+# so dcbm's orphans never end. Unbinding swdma's device waits for them for a minute (dcbm's
 # longest timeout), then goes on, and the provider unregisters the
 # channels; dcbm must never touch them again: dcbm/channels reads empty
 # (no KASAN report: the channels' devices are freed), dcbm is not active
@@ -16,7 +17,9 @@ P=/sys/module/swdma/parameters
 D=$MIG/dcbm
 DRV=/sys/bus/platform/drivers/swdma
 
-dcbm_load 2
+modprobe swdma nr_channels=2 terminate=0 || { echo "cannot load swdma"; exit 1; }
+modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+echo 2 > $D/nr_channels
 echo 100 > $D/timeout_ms
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
 echo hang > $P/fail_mode && echo 100 > $P/fail_percent || fail "cannot make swdma hang"
@@ -37,7 +40,7 @@ echo "unbind took $(( $(date +%s) - t0 )) s; orphans $(cat $D/orphans)"
 dmesg | grep -q "a copy that never completed holds .*: abandoning it" ||
 	fail "no warning that a copy holds the channels"
 [ "$(active)" = none ] || fail "dcbm still active without its provider"
-# the orphans' watch runs on: let it try the channels a few times
+# the orphans' reaper may run meanwhile: it must leave the channels alone
 sleep 1
 ch=$(cat $D/channels)
 [ -z "$ch" ] || fail "dcbm/channels names channels that are gone: $ch"
