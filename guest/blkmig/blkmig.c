@@ -70,11 +70,7 @@
 
 #include "migutil.h"
 
-#define EXIT_FAIL	1
-#define EXIT_SETUP	2
-#define EXIT_SKIP	4
 #define MAX_ROUTE	16
-#define MAX_NODE	1023
 #define MAX_THREADS	32
 #define MAX_DIRS	64
 #define SECTOR		512UL

@@ -15,6 +15,16 @@
 #include <stdint.h>
 
 /*
+ * The exit status of the guest's checkers (migcheck, mtecheck, pathcheck,
+ * blkmig), which guest/tests/lib.sh reads: 0 every check passed.
+ */
+#define EXIT_FAIL	1	/* a check failed */
+#define EXIT_SETUP	2	/* the test could not be set up */
+#define EXIT_SKIP	4	/* not testable here */
+/* The largest node number the checkers take in a route */
+#define MAX_NODE	1023
+
+/*
  * The base page size: 4 KiB, or 16 or 64 KiB on arm64 kernels configured
  * so; read before main().  A folio of MIG_PAGE_KB KiB is a base page.
  */

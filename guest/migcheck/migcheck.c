@@ -43,12 +43,8 @@
 
 #include "migutil.h"
 
-#define EXIT_FAIL	1
-#define EXIT_SETUP	2
-#define EXIT_SKIP	4
 #define MAX_SIZES	16
 #define MAX_ROUTE	32
-#define MAX_NODE	1023
 #define MAX_THREADS	64
 #define MAX_SIZE_MB	4096UL
 #define HIST_NODES	16	/* nodes counted one by one in reports */

@@ -45,12 +45,8 @@
 
 #include "migutil.h"
 
-#define EXIT_FAIL	1
-#define EXIT_SETUP	2
-#define EXIT_SKIP	4
 #define MAX_SIZES	16
 #define MAX_ROUTE	32
-#define MAX_NODE	1023
 #define GRANULE		16UL
 
 #ifndef PROT_MTE

@@ -45,8 +45,6 @@
 
 #include "migutil.h"
 
-#define EXIT_FAIL	1
-#define EXIT_SETUP	2
 #define MAX_PARTS	8
 #define NR_NODES	8
 #define SEED		0x70617468UL	/* "path" */
