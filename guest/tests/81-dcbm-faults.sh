@@ -114,7 +114,10 @@ settle "hang 50%"
 faults hang 0 4 0
 run "hang every 4th" -K
 positive kept "hang every 4th"
-positive folios "hang every 4th"
+# No check that dcbm copied folios here: a hung descriptor stalls its
+# channel (as on ioat and idxd), so the descriptors queued behind it never
+# run, and whether those before it are back before the timeout depends on
+# the host (the main boot of November 26 saw none in all 10 batches).
 
 settle "hang every 4th"
 faults hang 100 0 0
