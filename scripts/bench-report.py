@@ -451,8 +451,7 @@ def sizes_section(data):
                        *(f"{amdahl(s['copy_fraction']['mean'], n):.2f}" for n in (2, 4, 16))] for s in fr])
     out += ["", "### CPU time per GB migrated", "",
             "The migrating process's user and system time (getrusage(RUSAGE_SELF); it has one thread while it "
-            "moves; mtcopy charges its workers' time to it as system time, as the series does for accounting: "
-            "that time then also appears under helper threads, do not add the two), the "
+            "moves; mtcopy's workers are kworkers, not charged to it: their time is under other threads), the "
             "CPU time of all other threads (kworkers, mtcopy workers), and apart the swdma channel threads: a "
             "software engine copying with the CPU, time that DMA hardware would not spend on CPUs. Thread times "
             "come in 10 ms clock ticks per thread and rep; means over the reps." +

@@ -337,9 +337,8 @@ static int verify_region(const struct move_plan *mp, void *buf, int node,
 }
 
 /*
- * CPU time around a move: this process's user and system time (an
- * offloading migrator that charges its helpers to the migrating process adds
- * theirs), this thread's own CPU clock (the time the scheduler saw it run),
+ * CPU time around a move: this process's user and system time, this
+ * thread's own CPU clock (the time the scheduler saw it run),
  * and the time of every other thread: the copy engine's (-e) apart from the
  * rest (kworkers, mtcopy's workers, ...).
  */
@@ -951,8 +950,7 @@ static int memcpy_bench(const struct opts *o)
 /* ---- main ------------------------------------------------------------------ */
 
 /*
- * The process's CPU time: with an offloading migrator, the helpers' time is
- * charged to the migrating task, so system time must not drop with it.
+ * The process's CPU time (its cgroup's usage should match it: test 92).
  */
 static void print_rusage(void)
 {

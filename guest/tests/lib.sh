@@ -103,6 +103,18 @@ copy_seconds() {
 	     END { printf "%.6f\n", s }' $TRACING/trace
 }
 
+# mtcopy's works in the trace buffer (workqueue_execute_start and _end
+# events on): "N SECONDS", the works started and how long they ran.
+mtcopy_works() {
+	awk '/workqueue_execute_(start|end):.*function mtcopy_work_fn/ {
+		sub(":", "", $4); match($0, /work struct [0-9a-f]+/)
+		w = substr($0, RSTART, RLENGTH)
+		if (/execute_start/) { t[w] = $4; n++ }
+		else if (w in t) { s += $4 - t[w]; delete t[w] }
+	     }
+	     END { printf "%d %.6f\n", n, s }' $TRACING/trace
+}
+
 # Verified migrations around nodes 0, 1, 2 in the background while a test
 # changes migrators under them; stop_migrations fails if any was not exact.
 # With -K, the folios a migrator kept may stay behind (see kept_left).
