@@ -1105,7 +1105,7 @@ void shmem_thp_restore(void)
 
 void *region_map(size_t len, unsigned long folio_kb, int flags, int fd)
 {
-	size_t align = folio_kb * 1024, res_len = len + align;
+	size_t align = folio_kb * 1024, pmd = thp_pmd_kb() * 1024, res_len;
 	char *res, *buf;
 
 	if (!len || folio_kb < MIG_PAGE_KB || len % align) {
@@ -1113,6 +1113,17 @@ void *region_map(size_t len, unsigned long folio_kb, int flags, int fd)
 			len, folio_kb);
 		return NULL;
 	}
+	/*
+	 * Large folios of shared memory: PMD-aligned where a PMD fits, so
+	 * that whether khugepaged may collapse the region does not depend on
+	 * where mmap() put it (6.12 without the series' patch 2 collapsed
+	 * smaller shmem folios into a PMD-size one when it happened to put
+	 * the region on a PMD boundary).
+	 */
+	if (folio_kb > MIG_PAGE_KB && !(flags & MAP_HUGETLB) && pmd > align &&
+	    pmd <= len)
+		align = pmd;
+	res_len = len + align;
 	/* reserve an over-sized range, then map over its aligned part */
 	res = mmap(NULL, res_len, PROT_NONE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
