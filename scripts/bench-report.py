@@ -480,8 +480,9 @@ def count_section(data):
             if s in cell else "-" for s in sets])
     return ["", "## " + EXPERIMENTS["count"], "",
             "Microseconds per move_pages() call (mean ± sd) for N folios per call, and in brackets the paired "
-            "ratio of times to vanilla (below 1: faster; intervals in bench.json). mtcopy leaves batches below "
-            "its min_batch_pages (64) to the CPU copy of the move. 2M counts stop at the folios of BENCH_MB.",
+            "ratio of times to vanilla (below 1: faster; intervals in bench.json). Batches below the migrator's "
+            "min_batch_pages (mtcopy 64, dcbm 8 with 4K pages) stay out of the batch path and are copied in the "
+            "move. 2M counts stop at the folios of BENCH_MB.",
             ""] + table(["folio", "folios/call"] + [f"{s} us" for s in sets], rows)
 
 

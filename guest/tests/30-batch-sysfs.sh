@@ -33,4 +33,37 @@ echo kernel > $MIG/migrator && [ "$(cat $MIG/migrator)" = "none [kernel]" ] ||
 	fail "selecting kernel: $(cat $MIG/migrator)"
 echo none > $MIG/migrator && [ "$(cat $MIG/migrator)" = "[none] kernel" ] ||
 	fail "selecting none: $(cat $MIG/migrator)"
+
+# min_batch_pages: the core's file in each registered migrator's directory.
+# It is applied before a batch enters the batch path, from the value the
+# migrator had when selected and from any write while it is active.
+[ ! -e $MIG/none ] && [ ! -e $MIG/kernel ] || fail "a built-in migrator has a directory"
+modprobe test_migrator || fail "cannot load test_migrator"
+T=$MIG/test
+[ "$(cat $T/min_batch_pages)" = 0 ] || fail "test min_batch_pages default: $(cat $T/min_batch_pages)"
+for v in -1 x 99999999999 "" 3y; do write_fails $T/min_batch_pages "$v"; done
+min_batch_run() {	# NAME EXPECTED-BATCHES(0|+)
+	snap
+	migbench -s 2 -k $BASE_KB -r 1 -V 0,1 > /tmp/mb.log 2>&1 || { cat /tmp/mb.log; fail "$1: data"; }
+	echo "$1: $(delta batches) batches offered, $(delta fallback_below_min) folios below min"
+	if [ "$2" = 0 ]; then
+		[ "$(delta batches)" -eq 0 ] && [ "$(delta fallback_below_min)" -gt 0 ] ||
+			fail "$1: $(delta batches) batches offered, $(delta fallback_below_min) below min"
+	else
+		[ "$(delta batches)" -gt 0 ] && [ "$(delta fallback_below_min)" -eq 0 ] ||
+			fail "$1: $(delta batches) batches offered, $(delta fallback_below_min) below min"
+	fi
+}
+echo 1000000 > $T/min_batch_pages || fail "min_batch_pages 1000000"
+select_migrator test || fail "cannot select test"
+min_batch_run "set before selection" 0
+echo 0 > $T/min_batch_pages
+min_batch_run "lowered while selected" +
+echo 1000000 > $T/min_batch_pages
+min_batch_run "raised while selected" 0
+select_migrator kernel
+min_batch_run "kernel after test" +
+select_migrator none
+echo 0 > $T/min_batch_pages
+rmmod test_migrator || fail "cannot unload test_migrator"
 finish

@@ -22,7 +22,8 @@ dev=$(ls /sys/class/dma | sed -n 's/chan0$//p' | head -1)
 
 [ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels default: $(cat $D/nr_channels)"
 [ "$(cat $D/timeout_ms)" = 5000 ] || fail "timeout_ms default: $(cat $D/timeout_ms)"
-[ "$(cat $D/min_batch_pages)" = 0 ] || fail "min_batch_pages default: $(cat $D/min_batch_pages)"
+# the pages of 32 KiB (0 with 64K pages)
+[ "$(cat $D/min_batch_pages)" = $((32 / BASE_KB)) ] || fail "min_batch_pages default: $(cat $D/min_batch_pages)"
 [ "$(cat $D/queue_depth)" = 32 ] || fail "queue_depth default: $(cat $D/queue_depth)"
 [ -z "$(cat $D/device)" ] || fail "device default: $(cat $D/device)"
 [ -z "$(cat $D/channels)" ] || fail "channels held while not selected: $(cat $D/channels)"

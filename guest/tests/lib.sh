@@ -193,7 +193,8 @@ path_begin() {	# REASON MIGRATOR
 	case $2 in
 	mtcopy)	modprobe migrate_mtcopy &&
 		echo 1 > $MIG/mtcopy/min_batch_pages ;;	# also small batches
-	dcbm)	modprobe swdma nr_channels=4 && modprobe dcbm ;;
+	dcbm)	modprobe swdma nr_channels=4 && modprobe dcbm &&
+		echo 0 > $MIG/dcbm/min_batch_pages ;;
 	esac || { fail "$2: cannot load it"; return 1; }
 	select_migrator "$2" || { fail "cannot select $2"; return 1; }
 	echo "$1" > $MIG/reasons
