@@ -6,8 +6,9 @@
 # For the architecture GUEST_ARCH (x86_64, or arm64 with GUEST_PAGE 4k or
 # 64k: cross-compiled). Config: tinyconfig + config/base.config +
 # config/ARCH.config (+ config/arm64-PAGE.config) + config/PROFILE.config
-# (+ config/ARCH-PROFILE.config if there is one) (+ config/series.config for
-# the patched kernels). Output in build/out/VARIANT-PROFILE (x86_64) or
+# (+ config/ARCH-PROFILE.config if there is one) (+ config/series.config,
+# and config/series-PROFILE.config if there is one, for the patched
+# kernels). Output in build/out/VARIANT-PROFILE (x86_64) or
 # build/out-arm64-PAGE/VARIANT-PROFILE, modules installed under its mods/.
 # Incremental: the config is regenerated only when a fragment changes.
 . "$(dirname "$0")/lib.sh"
@@ -25,6 +26,8 @@ frags+=("$TOP/config/$profile.config")
 [ ! -f "$TOP/config/${ARCH_FRAGS[0]}-$profile.config" ] ||
 	frags+=("$TOP/config/${ARCH_FRAGS[0]}-$profile.config")
 [ "$variant" = vanilla ] || frags+=("$TOP/config/series.config")
+[ "$variant" = vanilla ] || [ ! -f "$TOP/config/series-$profile.config" ] ||
+	frags+=("$TOP/config/series-$profile.config")
 
 # Every option a fragment sets must survive olddefconfig, or the kernel
 # is not the one we think we test.
