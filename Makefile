@@ -1,5 +1,5 @@
 # Entry points of the testbed; the work is done by scripts/ (see README.md).
-.PHONY: test test-full test-arm64 bench tree export deps kernel clean help
+.PHONY: test test-full test-arm64 bench tree export check-series deps kernel clean help
 
 help:
 	@echo "make test       build the patched kernel (debug), boot it, run the quick tests; arm64 smoke"
@@ -8,6 +8,7 @@ help:
 	@echo "make bench      vanilla vs patched move_pages() benchmark -> results/"
 	@echo "make tree       create the kernel work tree build/linux from patches/"
 	@echo "make export     write build/linux's commits back into patches/"
+	@echo "make check-series  checkpatch and build each patch alone; =n, i386, arm64"
 	@echo "make deps       install the Debian packages the testbed needs"
 
 test:
@@ -31,6 +32,9 @@ tree: deps
 
 export:
 	@scripts/export.sh
+
+check-series: deps
+	@scripts/check-series.sh
 
 deps:
 	@scripts/deps.sh

@@ -34,7 +34,7 @@ if [ "$KERNEL" = patched ]; then
 	modprobe migrate_mtcopy 2>/dev/null && offload="mtcopy:$BENCH_THREADS"
 	# swdma: a software DMA engine whose channels are kernel threads
 	# copying with the CPU; 16 channels for the channel sweep.
-	modprobe swdma nr_channels=16 2>/dev/null && modprobe dcbm 2>/dev/null &&
+	modprobe swdma nr_channels=16 2>/dev/null && dcbm_modprobe 2>/dev/null &&
 		offload="$offload dcbm:$BENCH_THREADS"
 fi
 migrators="none"

@@ -64,7 +64,7 @@ for m in kernel mtcopy dcbm; do
 		[ -n "$r" ] || r=$(range migrate_pages_batch) ;;
 	mtcopy)	modprobe migrate_mtcopy && echo 1 > $MIG/mtcopy/min_batch_pages
 		r=$(range "[migrate_mtcopy]") ;;
-	dcbm)	modprobe swdma nr_channels=2 && modprobe dcbm
+	dcbm)	modprobe swdma nr_channels=2 && dcbm_modprobe
 		r=$(range "[dcbm]") ;;
 	esac
 	select_migrator $m || { fail "$m: cannot select it"; continue; }

@@ -21,7 +21,7 @@ dev=$(ls /sys/class/dma | sed -n 's/chan0$//p' | head -1)
 [ -n "$dev" ] || fail "no swdma channels in /sys/class/dma"
 
 [ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels default: $(cat $D/nr_channels)"
-[ "$(cat $D/timeout_ms)" = 5000 ] || fail "timeout_ms default: $(cat $D/timeout_ms)"
+[ "$(cat $D/timeout_ms)" = 100 ] || fail "timeout_ms default: $(cat $D/timeout_ms)"
 # the pages of 32 KiB (0 with 64K pages)
 [ "$(cat $D/min_batch_pages)" = $((32 / BASE_KB)) ] || fail "min_batch_pages default: $(cat $D/min_batch_pages)"
 [ "$(cat $D/queue_depth)" = 32 ] || fail "queue_depth default: $(cat $D/queue_depth)"
@@ -33,6 +33,7 @@ for v in -1 x 99999999999; do write_fails $D/min_batch_pages "$v"; done
 for v in 0 65537 -1 x; do write_fails $D/queue_depth "$v"; done
 write_fails $D/device "a b"
 write_fails $D/device "0123456789012345678901234567890123"
+echo $DCBM_TIMEOUT_MS > $D/timeout_ms || fail "timeout_ms $DCBM_TIMEOUT_MS rejected"
 
 others="fallback_busy fallback_nomem fallback_timeout fallback_error fallback_incomplete fallback_declined fallback_below_min"
 # run LABEL: verified hops of base pages, an mTHP size and 2M folios

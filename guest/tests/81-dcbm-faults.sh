@@ -64,7 +64,7 @@ for ring in 4 1; do
 	done
 done
 echo 0 > $P/ring_size
-echo 5000 > $D/timeout_ms
+echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 
 faults error 1 0 0
 run "error 1%"
@@ -138,7 +138,7 @@ fi
 # the faults stop: the orphans end, and the same channels copy everything
 # again
 settle "hang 100%"
-echo 5000 > $D/timeout_ms
+echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 run "no faults"
 positive folios "no faults"
 for c in fallback_error fallback_timeout fallback_nomem fallback_busy fallback_incomplete; do
@@ -176,7 +176,7 @@ for order in 0 2; do
 	select_migrator none || fail "$label: cannot deselect dcbm"
 	rmmod swdma || fail "$label: cannot unload swdma"
 done
-echo 5000 > $D/timeout_ms
+echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 
 rmmod dcbm || fail "cannot unload dcbm"
 finish

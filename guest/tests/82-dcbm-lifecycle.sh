@@ -13,7 +13,7 @@
 D=$MIG/dcbm
 others="fallback_busy fallback_nomem fallback_timeout fallback_error fallback_incomplete"
 
-modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
 select_migrator dcbm 2>/dev/null && fail "dcbm selected without any DMA engine"
 [ "$(active)" = none ] || fail "active after a failed selection: $(active)"
 
@@ -42,7 +42,7 @@ while [ $i -lt 8 ]; do
 	priv=$(( (i / 2) % 2 == 0 ))
 	modprobe swdma nr_channels=$((i % 4 + 1)) private=$priv out_of_order=$((i % 3)) ||
 		fail "modprobe swdma $i"
-	modprobe dcbm || fail "modprobe dcbm $i"
+	dcbm_modprobe || fail "modprobe dcbm $i"
 	echo $((4 - i % 4)) > $D/nr_channels || fail "nr_channels $i"
 	select_migrator dcbm || fail "select $i"
 	[ "$(active)" = dcbm ] || fail "dcbm not active after select $i"
@@ -69,7 +69,7 @@ done
 # this check fails there (by reading; not run).
 modprobe swdma private=0 nr_channels=4 || fail "swdma private=0"
 modprobe async_tx || fail "cannot load async_tx"
-modprobe dcbm || fail "dcbm"
+dcbm_modprobe || fail "dcbm"
 select_migrator kernel || fail "cannot select the kernel migrator"
 dmesg -c > /dev/null
 if select_migrator dcbm 2> /tmp/select.err; then

@@ -33,7 +33,7 @@
 P=/sys/module/swdma/parameters
 D=$MIG/dcbm
 
-modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
 
 run() {		# LABEL MIGBENCH-ARGS...
 	label=$1; shift
@@ -199,7 +199,7 @@ fi
 [ -z "$(cat $D/channels)" ] || fail "channels held after the refused selection: $(cat $D/channels)"
 raid_check "RAID5 with a selection" 300
 kasan_clean "RAID5"
-echo 5000 > $D/timeout_ms
+echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 echo clear > $R/array_state || fail "cannot stop the RAID5 array"
 # async_tx holds the public channels as long as it is loaded
 for m in raid456 async_raid6_recov async_pq async_xor async_memcpy async_tx; do

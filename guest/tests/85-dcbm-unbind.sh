@@ -53,7 +53,7 @@ echo hang > $P/fail_mode; echo 8 > $P/fail_every
 unbind "hung descriptors" -K
 [ "$(delta kept)" -gt 0 ] || fail "hung descriptors: no batch was orphaned"
 echo 0 > $P/fail_every; echo error > $P/fail_mode; echo 0 > $P/hang_ms
-echo 5000 > $D/timeout_ms
+echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 
 select_migrator dcbm || fail "cannot select dcbm after the rebind"
 snap

@@ -48,7 +48,7 @@ for c in "0 300" "2 300" "2 1000"; do
 	orphans_gone "$label" 120
 done
 echo 0 > $P/out_of_order
-echo 5000 > $D/timeout_ms
+echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 echo 512 > $MIG/max_batch_pages
 select_migrator none || fail "cannot deselect dcbm"
 dmesg | grep -q "BUG: KASAN" && fail "KASAN: $(dmesg | grep -m1 'BUG: KASAN')"

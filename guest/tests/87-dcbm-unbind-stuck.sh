@@ -18,7 +18,7 @@ D=$MIG/dcbm
 DRV=/sys/bus/platform/drivers/swdma
 
 modprobe swdma nr_channels=2 terminate=0 || { echo "cannot load swdma"; exit 1; }
-modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
 echo 2 > $D/nr_channels
 echo 100 > $D/timeout_ms
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
@@ -50,5 +50,5 @@ if dmesg | grep -q "BUG: KASAN"; then
 else
 	pass "channels of an unbound provider left alone: no KASAN report"
 fi
-echo 5000 > $D/timeout_ms
+echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 finish

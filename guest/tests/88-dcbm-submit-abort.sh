@@ -20,7 +20,7 @@ P=/sys/module/swdma/parameters
 D=$MIG/dcbm
 
 modprobe swdma nr_channels=4 out_of_order=2 || { echo "cannot load swdma"; exit 1; }
-modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
 echo 4 > $D/nr_channels
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
 

@@ -22,7 +22,7 @@ RING=4
 
 # one channel that completes in order, one descriptor per page so that a batch needs many more descriptors than the ring holds
 modprobe swdma nr_channels=1 max_seg_size=4096 || { echo "cannot load swdma"; exit 1; }
-modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
 echo 1 > $D/nr_channels
 if [ -e $D/queue_depth ]; then
 	echo $RING > $D/queue_depth || fail "cannot set queue_depth to $RING"
@@ -89,7 +89,7 @@ migrate "ring of $RING, engine working again"
 dmesg | grep -q "dcbm: .*cannot terminate" && fail "a channel could not be terminated"
 
 select_migrator none || fail "cannot deselect dcbm"
-echo 5000 > $D/timeout_ms
+echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 [ ! -e $D/queue_depth ] || echo 32 > $D/queue_depth
 rmmod dcbm || fail "cannot unload dcbm"
 rmmod swdma || fail "cannot unload swdma"

@@ -168,11 +168,18 @@ orphans_gone() {	# LABEL SECS
 		fail "$1: $(cat $MIG/dcbm/orphans) orphans left after $2 s"
 	echo "$1: orphans ended after ${t} s"
 }
+# dcbm's default timeout_ms (100) is sized for hardware engines; swdma under
+# TCG and KASAN takes tens of milliseconds for one 2 MiB batch and more for
+# the tests' larger ones, so the tests give it 5 s (80 checks the default)
+DCBM_TIMEOUT_MS=5000
+dcbm_modprobe() {
+	modprobe dcbm && echo $DCBM_TIMEOUT_MS > $MIG/dcbm/timeout_ms
+}
 # dcbm_load NR: swdma with NR channels, and dcbm set to use NR channels;
 # the test ends if either cannot be loaded
 dcbm_load() {
 	modprobe swdma nr_channels="$1" || { echo "cannot load swdma"; exit 1; }
-	modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
+	dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
 	echo "$1" > $MIG/dcbm/nr_channels
 }
 # swdma_copies: descriptors swdma's channels completed (their memcpy_count)
@@ -193,7 +200,7 @@ path_begin() {	# REASON MIGRATOR
 	case $2 in
 	mtcopy)	modprobe migrate_mtcopy &&
 		echo 1 > $MIG/mtcopy/min_batch_pages ;;	# also small batches
-	dcbm)	modprobe swdma nr_channels=4 && modprobe dcbm &&
+	dcbm)	modprobe swdma nr_channels=4 && dcbm_modprobe &&
 		echo 0 > $MIG/dcbm/min_batch_pages ;;
 	esac || { fail "$2: cannot load it"; return 1; }
 	select_migrator "$2" || { fail "cannot select $2"; return 1; }
