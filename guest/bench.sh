@@ -18,12 +18,15 @@
 #   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
 #                      more batch sizes in the latency experiment
 #   BENCH_FROM, BENCH_TO  source and destination node (default 0, 1)
+#   BENCH_OFFLOAD      the offloading migrators measured besides none and
+#                      kernel, of "mtcopy dcbm" (the default); their modules
+#                      are loaded only if named
 here=$(dirname "$0")
 . "$here/tests/lib.sh"	# MIG, TRACING, events, copy_seconds
 : "${RESULTS:=/dev/stdout}" "${BOOT:=1}" "${BENCH_MB:=128}" "${BENCH_REPS:=2}"
 : "${BENCH_SIZES:=4,16,64,128,256,512,1024,2048}" "${BENCH_FULL:=0}"
 : "${BENCH_EXPERIMENTS:=sizes count threads latency}" "${BENCH_THREADS:=$(nproc)}"
-: "${BENCH_FROM:=0}" "${BENCH_TO:=1}"
+: "${BENCH_FROM:=0}" "${BENCH_TO:=1}" "${BENCH_OFFLOAD=mtcopy dcbm}"
 [ -d $MIG ] && : "${KERNEL:=patched}" || : "${KERNEL:=vanilla}"
 sizes=$(echo "$BENCH_SIZES" | tr , ' ')
 T=$TRACING
@@ -31,11 +34,15 @@ T=$TRACING
 # Offloaders available in this boot, as migrator:threads settings.
 offload=
 if [ "$KERNEL" = patched ]; then
-	modprobe migrate_mtcopy 2>/dev/null && offload="mtcopy:$BENCH_THREADS"
+	case " $BENCH_OFFLOAD " in *" mtcopy "*)
+		modprobe migrate_mtcopy 2>/dev/null && offload="mtcopy:$BENCH_THREADS"
+	esac
 	# swdma: a software DMA engine whose channels are kernel threads
 	# copying with the CPU; 16 channels for the channel sweep.
-	modprobe swdma nr_channels=16 2>/dev/null && dcbm_modprobe 2>/dev/null &&
-		offload="$offload dcbm:$BENCH_THREADS"
+	case " $BENCH_OFFLOAD " in *" dcbm "*)
+		modprobe swdma nr_channels=16 2>/dev/null && dcbm_modprobe 2>/dev/null &&
+			offload="$offload dcbm:$BENCH_THREADS"
+	esac
 fi
 migrators="none"
 [ "$KERNEL" = patched ] && migrators="none kernel $offload"

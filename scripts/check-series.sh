@@ -2,7 +2,8 @@
 # Check the series as its reviewers and the build bots will: every patch
 # alone, and the whole series in the configurations make test does not boot.
 #   scripts/check-series.sh [FIRST [LAST]]    (patch numbers; default all)
-# 1. checkpatch --strict on each patch of patches/. UNKNOWN_COMMIT_ID is
+# 1. checkpatch --strict on each commit of build/linux (as
+#    git format-patch writes it). UNKNOWN_COMMIT_ID is
 #    ignored (build/linux has no upstream history for a Fixes: tag to name),
 #    and so are commit-log style warnings in backports (another author's
 #    message, kept verbatim).
@@ -71,8 +72,10 @@ frags() { local f; for f in "$@"; do echo "$TOP/config/$f.config"; done; }
 
 # ---- 1. checkpatch ----------------------------------------------------------
 log "checkpatch --strict, patches $first..$last"
+rm -rf "$CHECK/patches"
+git -C "$TREE" format-patch -q -o "$CHECK/patches" base..HEAD
 for ((i = first; i <= last; i++)); do
-	p=$(ls "$TOP"/patches/"$(printf %04d "$i")"-*.patch)
+	p=$(ls "$CHECK"/patches/"$(printf %04d "$i")"-*.patch)
 	ignore=UNKNOWN_COMMIT_ID
 	grep -q "^From: .*<$ME>" "$p" || ignore+=,COMMIT_LOG_LONG_LINE
 	out=$(perl "$WT/scripts/checkpatch.pl" --strict --no-tree -q --ignore "$ignore" "$p" || true)
@@ -86,6 +89,7 @@ done
 
 # ---- 2. each patch alone ----------------------------------------------------
 out=$CHECK/x86_64
+mkdir -p "$out"
 for ((i = first; i <= last; i++)); do
 	c=${commits[i - 1]}
 	subject=$(git -C "$TREE" log -1 --format=%s "$c")
