@@ -37,14 +37,17 @@ run() {
 }
 positive() { [ "$(delta "$1")" -gt 0 ] || fail "$2: $1 did not move"; }
 zero() { [ "$(delta "$1")" -eq 0 ] || fail "$2: $1 moved by $(delta "$1")"; }
-faults() {	# MODE PERCENT EVERY ORDER
-	echo "$1" > $P/fail_mode && echo "$2" > $P/fail_percent &&
-	echo "$3" > $P/fail_every && echo "$4" > $P/out_of_order ||
-		fail "cannot set faults $*"
+# faults MODE PROBABILITY INTERVAL ORDER: PROBABILITY % of the descriptors
+# fail (INTERVAL 1), or every INTERVAL-th one (PROBABILITY 100)
+faults() {
+	echo "$1" > $P/fail_mode && swdma_fail desc "$2" "$3" &&
+	echo "$4" > $P/out_of_order || fail "cannot set faults $*"
 }
 
-# bad settings of swdma are refused
-write_fails $P/fail_percent 101
+# bad settings of swdma are refused; the fault-injection attributes take
+# any number (a probability over 100 fails every call, as 100 does), only
+# what is not a number
+write_fails /sys/kernel/debug/swdma/fail_desc/probability half
 write_fails $P/fail_mode sometimes
 write_fails $P/out_of_order 3
 write_fails $P/latency_us 1000001
@@ -56,7 +59,7 @@ write_fails $P/ring_size 65537
 echo 30000 > $D/timeout_ms
 for ring in 4 1; do
 	echo $ring > $P/ring_size || fail "ring_size $ring"
-	faults error 0 0 2
+	faults error 0 1 2
 	run "ring of $ring, random order"
 	positive folios "ring of $ring"
 	for c in fallback_nomem fallback_error fallback_timeout fallback_incomplete; do
@@ -66,23 +69,23 @@ done
 echo 0 > $P/ring_size
 echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 
-faults error 1 0 0
+faults error 1 1 0
 run "error 1%"
 positive folios "error 1%"
 zero fallback_timeout "error 1%"
 
-faults error 50 0 2
+faults error 50 1 2
 run "error 50%, random order"
 positive fallback_error "error 50%"
 positive folios "error 50%"
 zero fallback_timeout "error 50%"
 
-faults error 0 3 1
+faults error 100 3 1
 run "error every 3rd, reverse"
 positive fallback_error "every 3rd"
 positive folios "every 3rd"
 
-faults error 100 0 0
+faults error 100 1 0
 run "error 100%"
 positive fallback_error "error 100%"
 zero folios "error 100%"
@@ -96,22 +99,22 @@ zero folios "error 100%"
 # each case starts once the last one's orphans have ended, with every
 # channel free.
 # settle LABEL: no faults until the orphans have ended
-settle() { faults error 0 0 0; orphans_gone "$1" 60; }
+settle() { faults error 0 1 0; orphans_gone "$1" 60; }
 echo 300 > $D/timeout_ms
 echo 450 > $P/hang_ms || fail "cannot set hang_ms"
-faults hang 1 0 0
+faults hang 1 1 0
 run "hang 1%" -K
 positive folios "hang 1%"
 zero fallback_error "hang 1%"
 
 settle "hang 1%"
-faults hang 50 0 2
+faults hang 50 1 2
 run "hang 50%, random order" -K
 positive kept "hang 50%"
 zero fallback_error "hang 50%"
 
 settle "hang 50%"
-faults hang 0 4 0
+faults hang 100 4 0
 run "hang every 4th" -K
 positive kept "hang every 4th"
 # No check that dcbm copied folios here: a hung descriptor stalls its
@@ -120,7 +123,7 @@ positive kept "hang every 4th"
 # the host (the main boot of November 26 saw none in all 10 batches).
 
 settle "hang every 4th"
-faults hang 100 0 0
+faults hang 100 1 0
 run "hang 100%" -K
 positive kept "hang 100%"
 zero folios "hang 100%"
@@ -166,7 +169,7 @@ for order in 0 2; do
 	echo 300 > $D/timeout_ms
 	select_migrator dcbm || { fail "$label: cannot select dcbm"; rmmod swdma; continue; }
 	dmesg -c > /dev/null
-	faults hang 0 16 $order
+	faults hang 100 16 $order
 	run "$label" -K
 	lost=$(dmesg | grep -c "callback lost")
 	echo "$label: $lost resets logged that lost a callback"

@@ -64,24 +64,13 @@ for c in fallback_nomem fallback_timeout fallback_error fallback_incomplete; do
 done
 
 # public channels that async_tx holds (dmaengine_get() when it loads):
-# dcbm does not share them, the selection fails and changes nothing. The
-# series up to v5 shared them ("dcbm: using N shared DMA channel(s)"):
-# this check fails there (by reading; not run).
+# dcbm does not share them, the selection fails and changes nothing
 modprobe swdma private=0 nr_channels=4 || fail "swdma private=0"
 modprobe async_tx || fail "cannot load async_tx"
 dcbm_modprobe || fail "dcbm"
 select_migrator kernel || fail "cannot select the kernel migrator"
 dmesg -c > /dev/null
-if select_migrator dcbm 2> /tmp/select.err; then
-	fail "dcbm selected on channels async_tx holds: $(cat $D/channels), $(dmesg | grep dcbm)"
-	select_migrator kernel
-else
-	grep -q "No such device" /tmp/select.err ||
-		fail "selecting dcbm on held public channels: $(cat /tmp/select.err), not ENODEV"
-	pass "dcbm refuses public channels async_tx holds: $(cat /tmp/select.err)"
-fi
-[ "$(active)" = kernel ] || fail "active after the refused selection: $(active)"
-[ -z "$(cat $D/channels)" ] || fail "channels held after the refused selection: $(cat $D/channels)"
+dcbm_refuses_held
 rmmod swdma 2>/dev/null && fail "swdma unloaded while async_tx holds it"
 # once async_tx lets them go, dcbm takes them as private channels, and an
 # async_tx loaded meanwhile does not get them

@@ -67,14 +67,14 @@ rmmod swdma || fail "cannot unload swdma"
 modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
 
 want_threads=2
-echo 100 > $P/fail_percent
+swdma_fail desc 100 || fail "cannot make swdma fail"
 echo error > $P/fail_mode
 dmatest "all fail with an error" all iterations=5 timeout=5000 max_channels=2
 grep -q "completion error status" /tmp/dmatest.log ||
 	dmesg | grep -q "completion error status" || fail "no completion error status reported"
 echo hang > $P/fail_mode
 dmatest "all hang" all iterations=2 timeout=300 max_channels=2
-echo 0 > $P/fail_percent
+swdma_fail desc 0
 echo error > $P/fail_mode
 want_threads=4
 dmatest "after the faults" 0 iterations=50 timeout=5000

@@ -49,10 +49,10 @@ unbind "idle engine"
 # terminates it (200 ms after the timeout)
 echo 200 > $D/timeout_ms
 echo 300 > $P/hang_ms
-echo hang > $P/fail_mode; echo 8 > $P/fail_every
+echo hang > $P/fail_mode; swdma_fail desc 100 8 || fail "cannot make swdma hang"
 unbind "hung descriptors" -K
 [ "$(delta kept)" -gt 0 ] || fail "hung descriptors: no batch was orphaned"
-echo 0 > $P/fail_every; echo error > $P/fail_mode; echo 0 > $P/hang_ms
+swdma_fail desc 0; echo error > $P/fail_mode; echo 0 > $P/hang_ms
 echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 
 select_migrator dcbm || fail "cannot select dcbm after the rebind"

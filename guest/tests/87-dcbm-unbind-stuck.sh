@@ -22,7 +22,7 @@ dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
 echo 2 > $D/nr_channels
 echo 100 > $D/timeout_ms
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
-echo hang > $P/fail_mode && echo 100 > $P/fail_percent || fail "cannot make swdma hang"
+echo hang > $P/fail_mode && swdma_fail desc 100 || fail "cannot make swdma hang"
 snap
 migbench -s 4 -k 64 -r 1 -V 0,1 -K > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "data not exact after migration"; }

@@ -3,8 +3,9 @@
 # idxd does so on a shared work queue whose ENQCMDS the device refuses
 # (idxd_submit_desc() -> llist_abort_desc() calls back the descriptor that
 # asked for an interrupt with DMA_TRANS_WRITE_FAILED, then tx_submit
-# returns the error). swdma's submit_fail_every=k does the same with every
-# k-th submission, on a device that completes out of order as idxd's
+# returns the error). swdma's fault-injection attribute fail_submit
+# (interval k, probability 100) does the same with every k-th submission,
+# on a device that completes out of order as idxd's
 # (every descriptor asks for an interrupt). dcbm must count such a
 # descriptor once: counted twice, a batch is finished, unmapped and freed
 # while one of its descriptors still writes (KASAN: use-after-free in
@@ -27,7 +28,7 @@ select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
 dmesg -c > /dev/null
 # case LABEL EVERY LATENCY: verified hops of 4K and 64K folios
 case_() {
-	echo "$3" > $P/latency_us && echo "$2" > $P/submit_fail_every ||
+	echo "$3" > $P/latency_us && swdma_fail submit 100 "$2" ||
 		fail "$1: cannot set swdma"
 	snap
 	migbench -s 8 -k 4,64 -r 2 -V 0,1,2 > /tmp/mb.log 2>&1 ||
@@ -51,7 +52,7 @@ case_ "every 50th submission fails, 1 ms descriptors" 50 1000
 case_ "every 7th submission fails" 7 0
 case_ "every 3rd submission fails, 200 us descriptors" 3 200
 
-echo 0 > $P/submit_fail_every
+swdma_fail submit 0
 echo 0 > $P/latency_us
 snap
 migbench -s 4 -k 4,64 -r 1 -V 0,1 > /tmp/mb.log 2>&1 ||

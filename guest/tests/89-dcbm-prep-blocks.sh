@@ -70,7 +70,7 @@ echo "engine working: batches +$(delta batches) folios +$(delta folios)" \
 
 # the engine stops completing: the ring fills and stays full
 echo 300 > $D/timeout_ms
-echo hang > $P/fail_mode && echo 100 > $P/fail_percent || fail "cannot make swdma hang"
+echo hang > $P/fail_mode && swdma_fail desc 100 || fail "cannot make swdma hang"
 snap
 migrate "ring of $RING, engine hung" -K
 echo "engine hung: batches +$(delta batches) kept +$(delta kept)" \
@@ -80,7 +80,7 @@ echo "engine hung: batches +$(delta batches) kept +$(delta kept)" \
 
 # the engine completes again; its orphans ended when dcbm terminated their
 # channel (the hung descriptor stalls it: swdma's hang_ms is 0)
-echo 0 > $P/fail_percent && echo error > $P/fail_mode
+swdma_fail desc 0 && echo error > $P/fail_mode
 orphans_gone "engine hung" 60
 echo 30000 > $D/timeout_ms
 snap

@@ -186,6 +186,39 @@ dcbm_load() {
 swdma_copies() {
 	cat /sys/devices/platform/swdma/dma/dma*chan*/memcpy_count | awk '{ n += $1 } END { print n + 0 }'
 }
+# swdma_fail desc|submit PROBABILITY [INTERVAL]: swdma's injected failures,
+# its fault-injection attributes in debugfs: swdma/fail_desc fails
+# descriptors as they start (as swdma's fail_mode says), swdma/fail_submit
+# submissions (as idxd fails them on a shared work queue). With INTERVAL k
+# only every k-th call may fail: PROBABILITY 100 fails every k-th one;
+# PROBABILITY 0 none. No limit on their number (times -1), and silent
+# (verbose 0: the default, 2, logs each failure with a stack dump, which
+# the kernel-log judge counts as a report).
+swdma_fail() {
+	set -- "/sys/kernel/debug/swdma/fail_$1" "$2" "${3:-1}"
+	[ -d "$1" ] || { echo "swdma_fail: no $1"; return 1; }
+	echo 0 > "$1/verbose" && echo -1 > "$1/times" &&
+		echo "$3" > "$1/interval" && echo "$2" > "$1/probability"
+}
+# dcbm_refuses_held: selecting dcbm while async_tx holds swdma's public
+# channels (dmaengine_get()) must fail with ENODEV and change nothing: the
+# active migrator stays, dcbm holds no channel. The series before November
+# 27 shared them ("dcbm: using N shared DMA channel(s)"): this check fails
+# there (by reading; not run).
+dcbm_refuses_held() {
+	was=$(active)
+	if select_migrator dcbm 2> /tmp/select.err; then
+		fail "dcbm selected on channels async_tx holds: $(cat $MIG/dcbm/channels), $(dmesg | grep dcbm)"
+		select_migrator "$was"
+	elif grep -q "No such device" /tmp/select.err; then
+		pass "dcbm refuses public channels async_tx holds: $(cat /tmp/select.err)"
+	else
+		fail "selecting dcbm on held public channels: $(cat /tmp/select.err), not ENODEV"
+	fi
+	[ "$(active)" = "$was" ] || fail "active after the refused selection: $(active), not $was"
+	[ -z "$(cat $MIG/dcbm/channels)" ] ||
+		fail "channels held after the refused selection: $(cat $MIG/dcbm/channels)"
+}
 
 # ---- the kernel's own migration paths (tests 20-29, 71) -------------------
 # Each path runs with only its migrate reason batching, under the migrator
