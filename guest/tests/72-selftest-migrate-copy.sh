@@ -24,7 +24,7 @@ case $BASE_KB:$totals in
 esac
 
 echo mark_only > $MIG/test/mode
-migrate_copy -v test -t anon_base_move_pages > /tmp/mc-control.log 2>&1
+migrate_copy -r migrate_copy.test.anon_base_move_pages > /tmp/mc-control.log 2>&1
 rc=$?
 echo copy > $MIG/test/mode
 grep '#' /tmp/mc-control.log | head -5
