@@ -24,6 +24,7 @@ CHECK=$BUILD/check
 WT=$CHECK/linux
 REPORT=$RESULTS/check-series.txt
 ME=$(git -C "$TREE" config user.email || true)
+[ -n "$ME" ] || die "no user.email in $TREE: which patches are backports?"
 
 [ -d "$TREE/.git" ] || [ -f "$TREE/.git" ] || die "$TREE missing: run 'make tree'"
 mapfile -t commits < <(git -C "$TREE" rev-list --reverse base..HEAD)
@@ -40,19 +41,24 @@ failed=0
 report() { echo "$*" | tee -a "$REPORT"; }
 bad() { report "FAIL $*"; failed=$((failed + 1)); }
 
+# make for ARCH, with its cross compiler (the config depends on it too)
+amake() {
+	local arch=$1 cross=; shift
+	[ "$arch" != arm64 ] || cross=aarch64-linux-gnu-
+	make -C "$WT" ARCH="$arch" CROSS_COMPILE="$cross" "$@"
+}
 # config OUT ARCH FRAGMENT...: a tinyconfig plus the fragments, in OUT
 config() {
 	local out=$1 arch=$2; shift 2
 	mkdir -p "$out"
-	make -s -C "$WT" O="$out" ARCH="$arch" tinyconfig >/dev/null
+	amake "$arch" -s O="$out" tinyconfig >/dev/null
 	"$WT/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
-	make -s -C "$WT" O="$out" ARCH="$arch" olddefconfig >/dev/null
+	amake "$arch" -s O="$out" olddefconfig >/dev/null
 }
 # kmake OUT ARCH LOG TARGET...: build, the output appended to LOG
 kmake() {
-	local out=$1 arch=$2 log=$3 cross=; shift 3
-	[ "$arch" != arm64 ] || cross=aarch64-linux-gnu-
-	make -C "$WT" O="$out" ARCH="$arch" CROSS_COMPILE="$cross" -j"$JOBS" "$@" >> "$log" 2>&1
+	local out=$1 arch=$2 log=$3; shift 3
+	amake "$arch" O="$out" -j"$JOBS" "$@" >> "$log" 2>&1
 }
 # w1 OUT ARCH LOG FILE...: the objects of those .c files that the config
 # builds again with W=1, then print the warnings in any of the files
@@ -64,7 +70,11 @@ w1() {
 	done
 	[ ${#objs[@]} = 0 ] || kmake "$out" "$arch" "$log" W=1 "${objs[@]}" ||
 		{ echo "the W=1 build failed: $log"; return; }
-	for f in "$@"; do grep -E "^([^ ]*/)?$f:[0-9]+:[0-9]+: (warning|error):" "$log" || true; done
+	# compiler (path:line:col:) and kernel-doc (path:line:) reports; the
+	# path is the worktree's (build/check/linux/), absolute or relative
+	for f in "$@"; do
+		grep -E "^(([^ :]*/)?linux/)?$f:[0-9]+(:[0-9]+)?: (warning|error):" "$log" || true
+	done
 }
 
 x86=(base x86_64 series series-debug check)
@@ -102,7 +112,7 @@ for ((i = first; i <= last; i++)); do
 	config "$out" x86_64 $(frags "${x86[@]}")
 	if ! kmake "$out" x86_64 "$blog" bzImage modules; then
 		bad "patch $i builds: $subject (build/check/x86_64/patch-$i.log)"
-		grep -E -A3 'error' "$blog" | head -20 | tee -a "$REPORT"
+		grep -i -E -A3 'error|undefined' "$blog" | head -20 | tee -a "$REPORT" || true
 		continue
 	fi
 	warnings=$(w1 "$out" x86_64 "$blog" "${cfiles[@]}")
@@ -127,7 +137,12 @@ config "$out" x86_64 $(frags "${x86[@]}") "$CHECK/off.config"
 if grep -q '^CONFIG_MIGRATION_COPY_OFFLOAD=y' "$out/.config"; then
 	bad "x86-64 =n: the option stayed on"
 elif kmake "$out" x86_64 "$out/build.log" bzImage modules; then
-	report "ok   x86-64 with MIGRATION_COPY_OFFLOAD=n builds (patch $last)"
+	warnings=$(w1 "$out" x86_64 "$out/build.log" $(printf '%s\n' "${files[@]}" | grep -v -e '^arch/arm64/' -e '^arch/sparc/'))
+	if [ -n "$warnings" ]; then
+		bad "x86-64 =n warnings"; echo "$warnings" | tee -a "$REPORT"
+	else
+		report "ok   x86-64 with MIGRATION_COPY_OFFLOAD=n builds, W=1 clean (patch $last)"
+	fi
 else
 	bad "x86-64 with MIGRATION_COPY_OFFLOAD=n (build/check/x86_64-off/build.log)"
 fi
@@ -170,7 +185,10 @@ log "arm64"
 out=$CHECK/arm64
 config "$out" arm64 $(frags base arm64 arm64-4k series check)
 : > "$out/build.log"
-if ! kmake "$out" arm64 "$out/build.log" Image modules; then
+if ! grep -q '^CONFIG_MIGRATION_COPY_OFFLOAD=y' "$out/.config" ||
+   ! grep -q '^CONFIG_ARM64_MTE=y' "$out/.config"; then
+	bad "arm64: MIGRATION_COPY_OFFLOAD or ARM64_MTE not enabled"
+elif ! kmake "$out" arm64 "$out/build.log" Image modules; then
 	bad "arm64 (build/check/arm64/build.log)"
 else
 	warnings=$(w1 "$out" arm64 "$out/build.log" $(printf '%s\n' "${files[@]}" | grep -v -e '^arch/x86/' -e '^arch/sparc/'))
