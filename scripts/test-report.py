@@ -190,7 +190,10 @@ def main():
     failures, skips = [], []
     if not judge_ok:
         failed += 1
-        failures.append('kernel-log judge: its self-test fails (results/judge.ktap)')
+        bad = [l for l in judge if l.startswith('not ok')]
+        ran = sum(1 for l in judge if RESULT.match(l))
+        failures.append('kernel-log judge: its self-test fails (results/judge.ktap): ' +
+                        ('; '.join(bad) if bad else f'it stopped after {ran} cases'))
     else:
         passed += 1
     for n, boot in enumerate(a.boots, 2):

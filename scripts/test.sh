@@ -117,7 +117,10 @@ rm -f "$RESULTS"/*.boot "$RESULTS"/*-retry.* "$RESULTS"/test.*	# of an earlier r
 
 # The kernel-log judge first: every "kernel log clean" below rests on it.
 log "self-test of the kernel-log judge"
-"$TOP/scripts/test-judge.sh" > "$RESULTS/judge.ktap" || warn "the kernel-log judge fails its self-test"
+if ! "$TOP/scripts/test-judge.sh" > "$RESULTS/judge.ktap"; then
+	warn "the kernel-log judge fails its self-test (results/judge.ktap):"
+	grep -v '^ok ' "$RESULTS/judge.ktap" >&2 || true
+fi
 
 # dcbm's integrity matrix, its timeout race and the untrusted providers run
 # in the swiotlb boot of make test-full only (below): the race is one of
