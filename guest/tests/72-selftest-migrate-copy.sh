@@ -10,8 +10,7 @@
 
 modprobe migrate_mtcopy || fail "cannot load migrate_mtcopy"
 modprobe test_migrator || fail "cannot load test_migrator"
-{ modprobe swdma nr_channels=2 && dcbm_modprobe &&
-	echo 2 > $MIG/dcbm/nr_channels; } || fail "cannot load dcbm"
+dcbm_load 2
 
 { migrate_copy 2>&1; echo $? > /tmp/mc.rc; } | tee /tmp/mc.log
 tap_results migrate_copy < /tmp/mc.log

@@ -66,6 +66,22 @@ for ring in 4 1; do
 		zero $c "ring of $ring"
 	done
 done
+# a ring of one on an engine that completes in order and calls back only
+# when a descriptor raises an interrupt (idle_irq=0, as idxd's driver
+# reaps): each turn is cut short by a refusal after its first descriptor,
+# which asked for no interrupt (dcbm coalesces in order); dcbm queues an
+# interrupt descriptor for it, trying again until the ring has room. (The
+# series of November 27 passed this too: swdma frees a slot as a
+# descriptor completes, and the next descriptor after a refusal asks for
+# an interrupt. 88 shows the defect, with failed submissions.)
+echo 1 > $P/ring_size && echo 0 > $P/idle_irq || fail "cannot set idle_irq"
+faults error 0 1 0
+run "ring of 1, in order, interrupts only"
+positive folios "ring of 1, interrupts only"
+for c in fallback_nomem fallback_error fallback_timeout fallback_incomplete kept; do
+	zero $c "ring of 1, interrupts only"
+done
+echo 1 > $P/idle_irq
 echo 0 > $P/ring_size
 echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 
