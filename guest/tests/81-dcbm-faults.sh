@@ -101,6 +101,21 @@ run "error every 3rd, reverse"
 positive fallback_error "every 3rd"
 positive folios "every 3rd"
 
+# an error that aborts everything queued behind it on its channel, as
+# ioat's error handling does (error_aborts): the aborted descriptors are
+# called back with DMA_TRANS_ABORTED, fall back as errors, none is kept
+echo 1 > $P/error_aborts || fail "cannot set error_aborts"
+for order in 0 2; do
+	faults error 100 20 $order
+	run "error every 20th aborts its channel, order $order"
+	positive fallback_error "aborts, order $order"
+	positive folios "aborts, order $order"
+	for c in fallback_timeout fallback_incomplete kept; do
+		zero $c "aborts, order $order"
+	done
+done
+echo 0 > $P/error_aborts
+
 faults error 100 1 0
 run "error 100%"
 positive fallback_error "error 100%"
