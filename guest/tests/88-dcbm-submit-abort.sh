@@ -68,8 +68,8 @@ migbench -s 4 -k 4,64 -r 1 -V 0,1 > /tmp/mb.log 2>&1 ||
 # it are never called back: the batch waits for its deadline (1 s here)
 # and becomes an orphan, holding the pairs those descriptors cover (kept),
 # until a later interrupt on that channel; their folios are not migrated.
-# Failed before the fix (series of November 27): migbench "move to node 1
-# failed (2 pages left behind)".
+# Failed before the fix (series of November 27), twice: migbench "move to
+# node 1 failed (2 pages left behind)", then (8 pages left behind), kept +8.
 select_migrator none && rmmod dcbm && rmmod swdma || fail "cannot unload"
 modprobe swdma nr_channels=4 idle_irq=0 || { echo "cannot load swdma"; exit 1; }
 dcbm_modprobe && echo 4 > $D/nr_channels && echo 1000 > $D/timeout_ms &&
