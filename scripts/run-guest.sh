@@ -25,7 +25,9 @@
 #   GUEST_SHARE    a directory of this machine the guest may mount, read-only
 #                  (9p over virtio, mount tag "hostroot"; optional)
 #   GUEST_ACCEL    tcg (default: multi-threaded TCG, one host thread per vCPU),
-#                  kvm (each guest node's memory bound to the host node of the
+#                  tcg-single (one host thread runs every vCPU in turn: slower,
+#                  but none of multi-threaded TCG's races; make test's retry
+#                  of a boot in which QEMU crashed), kvm (each guest node's memory bound to the host node of the
 #                  same number, if there is one), or icount: deterministic TCG,
 #                  one host thread runs every vCPU in turn and the guest clock
 #                  counts their instructions (-icount shift=0: 1 ns of guest
@@ -39,7 +41,9 @@
 # record, from guest/kmsglog) and results/NAME.reports (the kernel-log judge's
 # verdict: one line per kind of report, scripts/kernel-log.py). Exits 1 if
 # the guest did not finish the job (or stalled), 3 if the kernel logs have a
-# report (BUG, WARNING, Oops, KASAN, lockdep, hung task, stall, leak...).
+# report (BUG, WARNING, Oops, KASAN, lockdep, hung task, stall, leak...), 4
+# if QEMU itself crashed (killed by SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGFPE
+# or SIGTRAP: an emulator bug, not the guest's doing).
 . "$(dirname "$0")/lib.sh"
 
 variant=${1:?variant} profile=${2:?profile} name=${3:?name} job=${4:?job script}
@@ -114,9 +118,10 @@ arm64)
 esac
 case ${GUEST_ACCEL:-tcg} in
 tcg) accel=(-accel tcg,thread=multi -cpu "$cpu") ;;
+tcg-single) accel=(-accel tcg,thread=single -cpu "$cpu") ;;
 kvm) accel=(-accel kvm -cpu host) ;;
 icount) accel=(-accel tcg,thread=single -icount shift=0,sleep=off,align=off -cpu "$cpu") ;;
-*) die "GUEST_ACCEL must be tcg, kvm or icount" ;;
+*) die "GUEST_ACCEL must be tcg, tcg-single, kvm or icount" ;;
 esac
 membind() {	# guest node -> ",host-nodes=N,policy=bind" under KVM
 	if [ "${GUEST_ACCEL:-tcg}" = kvm ] && [ -d "/sys/devices/system/node/node$1" ]; then
@@ -167,6 +172,7 @@ for d in "${disks[@]}"; do args+=(-drive file="$d",if=virtio,format=raw); done
 	args+=(-virtfs "local,path=$GUEST_SHARE,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
 
 log "booting $variant-$profile on $GUEST_ARCH${GUEST_PAGE:+ $GUEST_PAGE} (${GUEST_ACCEL:-tcg}): $cpus vCPUs, nodes ${mb[*]} MiB (log: ${console#"$TOP"/})"
+started=$SECONDS
 timeout --foreground -k 10 "$timeout" "$qemu" "${args[@]}" &
 qpid=$!
 if [ -n "${VERBOSE:-}" ]; then
@@ -224,6 +230,13 @@ if [ -e "$stalled" ]; then
 	exit 1
 fi
 [ "$rc" -eq 124 ] && warn "guest timed out after ${timeout}s"
+# timeout(1) dies of the signal that killed QEMU: 128 + its number.
+case $rc in
+132|133|134|135|136|139)
+	warn "QEMU crashed: killed by SIG$(kill -l $((rc - 128))) after $((SECONDS - started)) s; the guest's last lines:"
+	tail -n 5 "$console" >&2
+	exit 4 ;;
+esac
 if ! grep -q '^init: job finished' "$console"; then
 	warn "the guest did not finish its job (qemu exit $rc)"
 	exit 1

@@ -19,8 +19,8 @@ boots, the self-test counting as one.  A skip, of a test or of a sub-check
 "[ARCH] " on the guest architecture ARCH only, x86_64 or arm64: --arch, or
 for a BOOT in a subdirectory of the results, DIR/NAME, the part of DIR
 before its first '-', as arm64-4k/test of make test); the harness's own
-skips (tests a stale int3 of QEMU or an early-boot hang kept from running,
-run again in a retry boot) are allowed.  test.json has the summary and the
+skips (tests a stale int3 of QEMU, an early-boot hang or a crash of QEMU
+kept from running, run again in a retry boot) are allowed.  test.json has the summary and the
 tree as the kernel's parser read it (test.parse.log: its account).  Exit status 1 on a failure.
 """
 import argparse
@@ -92,11 +92,13 @@ def boot_results(results, name):
     int3 = [r for r in reports if r.startswith('stale int3')]
     reports = [r for r in reports if not r.startswith('stale int3')]
     retry = meta.get('retry')
-    # an early-boot hang (before init) is the emulator's, like a stale int3,
-    # as long as the console up to it is clean
-    early = meta.get('ended', '').startswith('stopped before its init started')
-    if early and not reports:
-        int3 = [meta['ended']]
+    # an early-boot hang (before init) or a crash of QEMU is the emulator's,
+    # like a stale int3, as long as the console up to it is clean
+    ended = meta.get('ended', '')
+    emulator = ended.startswith(('stopped before its init started',
+                                 'was lost to a QEMU crash'))
+    if emulator and not reports:
+        int3 = [ended]
     reported = guest_results(os.path.join(results, name + '.out'))
     out = []
     for i, test in enumerate(meta.get('tests', '').split(), 1):
@@ -104,8 +106,7 @@ def boot_results(results, name):
         if got and got[0] == test:
             out.append(Result(test, got[1], got[2], got[3]))
         elif int3 and retry:
-            why = 'stopped before its init started' if early else \
-                'died of a stale int3 (QEMU TCG)'
+            why = ended if emulator else 'died of a stale int3 (QEMU TCG)'
             out.append(Result(test, True, f'SKIP the guest {why}; run again in {retry}',
                               harness_skip=True))
         else:

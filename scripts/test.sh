@@ -44,7 +44,7 @@ variant=${VARIANT:-patched}
 boots=()
 retry=1
 boot() {
-	local name=$1 append=$2 list="" t rc=0 out left="" ended again
+	local name=$1 append=$2 list="" t rc=0 out left="" ended again accel
 	shift 2
 	for t in "$@"; do list="$list /opt/mig/tests/$t.sh"; done
 	echo "sh /opt/mig/tests/run.sh$list" > "$job"
@@ -74,6 +74,8 @@ boot() {
 	grep -E '^(not )?ok ' "$out" | sed "s/^/$name: /" || true
 	if grep -q '^init: job finished' "$RESULTS/$name.console.log"; then
 		ended="finished"
+	elif [ "$rc" -eq 4 ]; then
+		ended="was lost to a QEMU crash (the emulator, not the kernel: see README)"
 	elif grep -q '^stale int3' "$RESULTS/$name.reports"; then
 		ended="died of a stale int3 (QEMU TCG, not the kernel: see README)"
 	elif ! grep -q '^init: ' "$RESULTS/$name.console.log"; then
@@ -86,10 +88,12 @@ boot() {
 	boots+=("$name")
 	# A guest killed by a stale int3 (its log judged up to it), or stuck
 	# before its init started (an early-boot hang under TCG, seen once on a
-	# slow host in the isolation boot; its console judged), runs the tests
-	# that did not report again, once, in a new boot.
+	# slow host in the isolation boot; its console judged), or lost to a
+	# crash of QEMU itself (SIGSEGV early in the boot, twice in a row on
+	# one CI host), runs the tests that did not report again, once, in a
+	# new boot.
 	case $ended in
-	"died of a stale int3"*|"stopped before its init started"*) again=$retry ;;
+	"died of a stale int3"*|"stopped before its init started"*|"was lost to a QEMU crash"*) again=$retry ;;
 	*) again=0 ;;
 	esac
 	if [ "$again" = 1 ]; then
@@ -100,8 +104,14 @@ boot() {
 		echo "retry=$name-retry" >> "$RESULTS/$name.boot"
 		echo "$name: the guest $ended; again in $name-retry:$left"
 		retry=0
+		# After a QEMU crash, without multi-threaded TCG's races (slower:
+		# one host thread runs every vCPU).
+		case $ended in
+		"was lost to a QEMU crash"*) accel=${GUEST_ACCEL:-tcg-single} ;;
+		*) accel=${GUEST_ACCEL:-tcg} ;;
+		esac
 		# shellcheck disable=SC2086  # a list
-		boot "$name-retry" "$append" $left
+		GUEST_ACCEL=$accel boot "$name-retry" "$append" $left
 		retry=1
 	fi
 }
