@@ -104,10 +104,12 @@ boot() {
 		echo "retry=$name-retry" >> "$RESULTS/$name.boot"
 		echo "$name: the guest $ended; again in $name-retry:$left"
 		retry=0
-		# After a QEMU crash, without multi-threaded TCG's races (slower:
-		# one host thread runs every vCPU).
+		# After a QEMU crash or an early hang (both seen right after PCI
+		# enumeration), without multi-threaded TCG's races: one host
+		# thread runs every vCPU.
 		case $ended in
-		"was lost to a QEMU crash"*) accel=${GUEST_ACCEL:-tcg-single} ;;
+		"was lost to a QEMU crash"*|"stopped before its init started"*)
+			accel=${GUEST_ACCEL:-tcg-single} ;;
 		*) accel=${GUEST_ACCEL:-tcg} ;;
 		esac
 		# shellcheck disable=SC2086  # a list

@@ -88,6 +88,42 @@ for m in kernel mtcopy dcbm; do
 	[ "$(delta fallback_error)" -eq 0 ] || fail "$m: allocation failures counted as copy errors"
 done
 
+# Fragmented memory: dcbm's allocations of more than one page that may not
+# reclaim fail (fail_page_alloc from order 1, allocations that may reclaim
+# spared). In the default batches of 512 pages of 4K folios every folio
+# must still be copied by dcbm: what such a batch needs was allocated when
+# dcbm was selected (on the series before that, its arrays of folios and
+# descriptors, orders 2 and 3, failed at every batch: all to the CPU; its
+# scatter-gather tables too at times, in kmalloc-4k's order-1 slabs under
+# KASAN). In
+# batches of 2048 folios, beyond that, the failures are injected and those
+# folios go to the CPU: the injection reaches dcbm's allocations.
+r=$(range "[dcbm]")
+select_migrator dcbm && [ -n "$r" ] || fail "fragmented: cannot select dcbm"
+for pages in 512 2048; do
+	echo $pages > $MIG/max_batch_pages
+	# shellcheck disable=SC2086  # two words
+	inject $r fail_page_alloc
+	echo 1 > $F/fail_page_alloc/min-order
+	echo Y > $F/fail_page_alloc/ignore-gfp-wait
+	snap
+	sh -c 'echo 1 > /proc/self/make-it-fail && exec migbench -s 8 -k 4 -r 1 -V 0,1' \
+		> /tmp/nomem.log 2>&1 || { cat /tmp/nomem.log; fail "fragmented, batches of $pages: data not exact"; }
+	n=$(( TIMES - $(cat $F/fail_page_alloc/times) ))
+	stop
+	echo 0 > $F/fail_page_alloc/min-order
+	echo "fragmented, batches of $pages pages: $n allocations failed; folios +$(delta folios)" \
+	     "nomem +$(delta fallback_nomem)"
+	if [ $pages = 512 ]; then
+		[ "$(delta folios)" -gt 0 ] && [ "$(delta fallback_nomem)" -eq 0 ] &&
+			pass "fragmented: dcbm copied every folio of its default batches" ||
+			fail "fragmented: folios of default batches went to the CPU for want of memory"
+	else
+		[ "$n" -gt 0 ] && [ "$(delta fallback_nomem)" -gt 0 ] ||
+			fail "fragmented, batches of 2048: no failure injected in dcbm's allocations"
+	fi
+done
+
 # A pair the migrator kept gets a new destination from the migration's
 # allocator (after the batch copy, in migrate_folios_batch_copy()): when
 # there is none, the migration fails with ENOMEM, as when the unmap phase
