@@ -22,6 +22,10 @@ range() {
 		a && $1 != l { e = $1 }
 		END { if (a && e) print "0x" a, "0x" e }'
 }
+# DMA-API debugging's own allocations, made while dcbm maps its tables,
+# are spared: failing them turns DMA-API debugging off for the boot (test
+# 95), leaving its entries behind.
+reject=$(range debug_dma_map_sg)
 inject() {	# START END [ATTR...]: fail allocations made from [START, END)
 	s=$1 e=$2
 	shift 2
@@ -29,6 +33,10 @@ inject() {	# START END [ATTR...]: fail allocations made from [START, END)
 		echo 0 > $F/$a/probability
 		echo "$s" > $F/$a/require-start
 		echo "$e" > $F/$a/require-end
+		if [ -n "$reject" ]; then
+			echo "${reject% *}" > $F/$a/reject-start
+			echo "${reject#* }" > $F/$a/reject-end
+		fi
 		echo 32 > $F/$a/stacktrace-depth
 		echo Y > $F/$a/task-filter
 		echo 0 > $F/$a/verbose
@@ -51,6 +59,7 @@ stop() {
 		echo 0 > $F/$a/probability
 		echo N > $F/$a/task-filter
 		echo 0 > $F/$a/require-start; echo 0 > $F/$a/require-end
+		echo 0 > $F/$a/reject-start; echo 0 > $F/$a/reject-end
 		echo Y > $F/$a/ignore-gfp-wait
 		[ $a = failslab ] || echo Y > $F/$a/ignore-gfp-highmem
 	done
@@ -93,7 +102,7 @@ done
 # spared). In the default batches of 512 pages of 4K folios every folio
 # must still be copied by dcbm: what such a batch needs was allocated when
 # dcbm was selected (on the series before that, its arrays of folios and
-# descriptors, orders 2 and 3, failed at every batch: all to the CPU; its
+# descriptors, orders 2 to 4, failed at every batch: all to the CPU; its
 # scatter-gather tables too at times, in kmalloc-4k's order-1 slabs under
 # KASAN). In
 # batches of 2048 folios, beyond that, the failures are injected and those
