@@ -4,7 +4,7 @@
 help:
 	@echo "make test       build the patched kernel (debug), boot it, run the quick tests; arm64 smoke"
 	@echo "make test-full  the same with every test (three boots, about 80 minutes)"
-	@echo "make test-arm64 arm64 guests (MTE), 4K and 64K base pages (see README)"
+	@echo "make test-arm64 arm64 guests (MTE), 4K and 64K base pages (see docs/arm64.md)"
 	@echo "make bench      vanilla vs patched move_pages() benchmark -> results/"
 	@echo "make tree       create the kernel work tree build/linux from patches/"
 	@echo "make export     write build/linux's commits back into patches/"

@@ -6,7 +6,7 @@
 # booted host has (proc, sys, dev, tracing, a writable /tmp, this kernel's
 # modules in /lib/modules), copies the testbed from TOP there, and runs
 #   make bench BENCH_ON=host
-# in a chroot, as README's "Benchmark on a host" tells a user to: the
+# in a chroot, as "Benchmark on a host" (docs/benchmark.md) tells a user to: the
 # programs are built by the machine's compiler, guest/bench.sh runs in the
 # machine's shell, the report is made by its python3. TAP on $RESULTS.
 # The testbed is copied from the 9p mount itself, not from the overlay:
@@ -57,8 +57,8 @@ if ! cp -a "/hostro$TOP/Makefile" "/hostro$TOP/config" "/hostro$TOP/guest" "/hos
 fi
 say ok "the machine's root file system, as a booted host's, and the testbed from $TOP"
 
-# What README tells a user with a patched kernel to run, in a login-like
-# environment: nothing of the guest's.
+# What docs/benchmark.md tells a user with a patched kernel to run, in a
+# login-like environment: nothing of the guest's.
 chroot $R /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/tmp BENCH_ON=host BENCH_MB="$BENCH_HOST_MB" BENCH_SIZES="$BENCH_HOST_SIZES" \
 	BENCH_REPS="$BENCH_HOST_REPS" BENCH_EXPERIMENTS=sizes \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Benchmark driver (busybox sh). make bench runs it in the test guest, once
 # per boot, the kernels' boots alternating; it also runs on any host booted
-# into the kernel to measure (README, "Benchmark on a host"). Writes JSON
+# into the kernel to measure (docs/benchmark.md, "Benchmark on a host"). Writes JSON
 # lines on $RESULTS (default: stdout), each tagged with the kernel, the
 # boot, the experiment and the migrator setting it was measured with.
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn the JSON lines of make bench (scripts/bench.sh: an environment file
 and one output per boot of guest/bench.sh) into results/bench.json (schema:
-README, "bench.json"), bench.md (also printed) and one plot per experiment,
+docs/benchmark.md, "bench.json"), bench.md (also printed) and one plot per experiment,
 bench-<experiment>.png.
 
 Comparisons are paired. Between kernels, the unit is a pair of consecutive
@@ -338,7 +338,7 @@ def env_section(data):
             "between kernels a pair is two consecutive boots (their means), within a boot two consecutive "
             "reps." + ("" if env.get("accel") == "icount" else
                        " Under QEMU TCG absolute GB/s mean little, 2M copies depend on the emulator's TLB state "
-                       "(README), and swdma copies with the CPU: compare ratios.")]
+                       "(docs/benchmark.md), and swdma copies with the CPU: compare ratios.")]
     if env.get("accel") == "icount":
         out += ["", ICOUNT, "", ICOUNT_LIMITS]
     return out

@@ -8,7 +8,7 @@
 # written from whatever was measured, and the exit status is then 1.
 #   BENCH_BOOTS (3)   boots of each kernel
 #   BENCH_ON=host     no QEMU: run guest/bench.sh on this machine, in the
-#                     kernel it runs (as root; README, "Benchmark on a host")
+#                     kernel it runs (as root; docs/benchmark.md, "Benchmark on a host")
 #   BENCH_HOST_CHECK  1 (default): one more boot of the patched kernel checks
 #                     the host mode (guest/bench-host-check.sh); 0: skip it
 #   everything guest/bench.sh reads (BENCH_MB, BENCH_REPS, BENCH_SIZES,
@@ -18,8 +18,8 @@
 
 # GUEST_ACCEL=icount: one host thread runs every vCPU and the guest clock
 # counts instructions (scripts/run-guest.sh). Its defaults: the experiments
-# that time one thread's work, and the folio sizes below 2M (README,
-# "Deterministic mode").
+# that time one thread's work, and the folio sizes below 2M
+# (docs/benchmark.md, "Deterministic mode").
 if [ "${GUEST_ACCEL:-tcg}" = icount ] && [ "${BENCH_ON:-}" != host ]; then
 	: "${BENCH_SIZES:=4,16,64,128,256}" "${BENCH_EXPERIMENTS:=sizes count}"
 fi
@@ -72,8 +72,8 @@ else
 		done
 	done
 	# The host mode, in a guest of the patched kernel that has this
-	# machine's userspace (its root file system, read-only): README's
-	# "Benchmark on a host" as a user would run it, at a small size.
+	# machine's userspace (its root file system, read-only): the "Benchmark
+	# on a host" of docs/benchmark.md as a user would run it, at a small size.
 	if [ "${BENCH_HOST_CHECK:-1}" = 1 ]; then
 		# TOP without symbolic links: the guest resolves them in its own root
 		printf 'TOP=%q BENCH_HOST_MB=16 BENCH_HOST_SIZES=4,64 BENCH_HOST_REPS=2 sh /opt/mig/bench-host-check.sh\n' \

@@ -48,7 +48,7 @@ boot() {
 	shift 2
 	for t in "$@"; do list="$list /opt/mig/tests/$t.sh"; done
 	echo "sh /opt/mig/tests/run.sh$list" > "$job"
-	# Fresh disks (see README, "The guest"): vda ext4, mounted on /mnt by
+	# Fresh disks (see docs/testbed.md, "Disks"): vda ext4, mounted on /mnt by
 	# init (page-cache and buffer-head tests); vdb raw zeros, written
 	# directly by the block-device tests (18 also puts a scratch ext2 on
 	# it); vdc ext4 with 1K blocks, not mounted by init (several buffer
@@ -75,9 +75,9 @@ boot() {
 	if grep -q '^init: job finished' "$RESULTS/$name.console.log"; then
 		ended="finished"
 	elif [ "$rc" -eq 4 ]; then
-		ended="was lost to a QEMU crash (the emulator, not the kernel: see README)"
+		ended="was lost to a QEMU crash (the emulator, not the kernel: see docs/testbed.md)"
 	elif grep -q '^stale int3' "$RESULTS/$name.reports"; then
-		ended="died of a stale int3 (QEMU TCG, not the kernel: see README)"
+		ended="died of a stale int3 (QEMU TCG, not the kernel: see docs/testbed.md)"
 	elif ! grep -q '^init: ' "$RESULTS/$name.console.log"; then
 		ended="stopped before its init started (qemu exit $rc; see results/$name.console.log)"
 	else
@@ -166,7 +166,7 @@ else
 fi
 # shellcheck disable=SC2086  # lists
 boot test "" $tests
-# The rows the path tests printed: the README's table of migration paths.
+# The rows the path tests printed: the table of docs/migration-paths.md.
 logs=("$RESULTS"/test.console.log)
 [ ! -e "$RESULTS/test-retry.console.log" ] || logs+=("$RESULTS/test-retry.console.log")
 if grep -q '^ *path: ' "${logs[@]}"; then

@@ -35,7 +35,7 @@
 #   it once read a page of shmem-private memory as 0 ("nr 3084 memory
 #   corruption 0 1", CI run of November 25), not seen again in 4 runs.
 # gup_test and transhuge-stress run small; the whole test takes about N
-# minutes on the debug kernel under TCG (README).
+# minutes on the debug kernel under TCG (docs/testbed.md, "Times").
 . /opt/mig/tests/lib.sh
 
 BIN=/opt/mig/bin

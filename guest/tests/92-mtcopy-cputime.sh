@@ -3,7 +3,7 @@
 # charged to the migrating process or its cgroups (the series does not
 # account one task's work to another; see the admin guide). Compared within
 # one run against the kernel migrator, so that the emulator's speed swings
-# (see the README) cancel out.
+# (see docs/benchmark.md) cancel out.
 #
 # With mtcopy x2 the workers copy part of each batch while the task copies
 # the rest and then sleeps until they are done, so the task's system time

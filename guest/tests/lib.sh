@@ -225,7 +225,8 @@ dcbm_refuses_held() {
 # its test names (make test's time: every migrator meets several paths), or
 # under each one of PATH_MIGRATORS when that is set: the full matrix is
 # GUEST_APPEND='PATH_MIGRATORS="kernel mtcopy dcbm"' (the kernel passes a
-# quoted value to init whole). path_end prints a row of the README's table.
+# quoted value to init whole). path_end prints a row of the table
+# in docs/migration-paths.md.
 # The events stay on and the batch path stays enabled from one migrator to
 # the next (fewer code patches: see events()) until path_cleanup.
 path_migrators() { echo "${PATH_MIGRATORS:-$1}"; }
