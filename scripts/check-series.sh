@@ -12,7 +12,7 @@
 #    non-debug config), then its touched .c files again with W=1; a
 #    warning in a file the patch touches fails it.
 # 3. The whole series (the last patch checked): x86-64 with
-#    MIGRATION_COPY_OFFLOAD=n; i386 (the 32-bit kernel of the anon_vma
+#    MIGRATE_COPY=n; i386 (the 32-bit kernel of the anon_vma
 #    alignment patch) with every option on, without NUMA; arm64 with every
 #    option on, the series' arm64 files with W=1.
 # Output under build/check/ (a worktree and one build directory per
@@ -20,9 +20,13 @@
 # Exit status 1 if anything failed. About an hour on 2 cores from scratch.
 . "$(dirname "$0")/lib.sh"
 
+# SERIES_TREE=DIR checks the HEAD of another worktree of build/linux
+# (a series being re-cut), with the report in CHECK_REPORT; EACH_ONLY=1
+# skips part 3. Runs take turns on build/check (a lock).
+TREE=${SERIES_TREE:-$TREE}
 CHECK=$BUILD/check
 WT=$CHECK/linux
-REPORT=$RESULTS/check-series.txt
+REPORT=${CHECK_REPORT:-$RESULTS/check-series.txt}
 ME=$(git -C "$TREE" config user.email || true)
 [ -n "$ME" ] || die "no user.email in $TREE: which patches are backports?"
 
@@ -35,6 +39,8 @@ last=${2:-$nr}
 	die "patches $first..$last: the series has 1..$nr"
 
 mkdir -p "$CHECK" "$RESULTS"
+exec 9> "$CHECK/lock"
+flock 9
 [ -e "$WT/.git" ] || git -C "$TREE" worktree add -q --detach "$WT" base
 : > "$REPORT"
 failed=0
@@ -125,26 +131,31 @@ for ((i = first; i <= last; i++)); do
 done
 
 # ---- 3. the series in other configurations ---------------------------------
+if [ -n "${EACH_ONLY:-}" ]; then
+	report "$failed failed (each patch only)"
+	[ "$failed" = 0 ]
+	exit
+fi
 c=${commits[last - 1]}
 git -C "$WT" checkout -q --detach "$c"
 mapfile -t files < <(git -C "$WT" diff --name-only --diff-filter=AM base "$c" -- '*.[ch]')
 
-log "x86-64, MIGRATION_COPY_OFFLOAD=n"
+log "x86-64, MIGRATE_COPY=n"
 out=$CHECK/x86_64-off
-echo "# CONFIG_MIGRATION_COPY_OFFLOAD is not set" > "$CHECK/off.config"
+echo "# CONFIG_MIGRATE_COPY is not set" > "$CHECK/off.config"
 config "$out" x86_64 $(frags "${x86[@]}") "$CHECK/off.config"
 : > "$out/build.log"
-if grep -q '^CONFIG_MIGRATION_COPY_OFFLOAD=y' "$out/.config"; then
+if grep -q '^CONFIG_MIGRATE_COPY=y' "$out/.config"; then
 	bad "x86-64 =n: the option stayed on"
 elif kmake "$out" x86_64 "$out/build.log" bzImage modules; then
 	warnings=$(w1 "$out" x86_64 "$out/build.log" $(printf '%s\n' "${files[@]}" | grep -v -e '^arch/arm64/' -e '^arch/sparc/'))
 	if [ -n "$warnings" ]; then
 		bad "x86-64 =n warnings"; echo "$warnings" | tee -a "$REPORT"
 	else
-		report "ok   x86-64 with MIGRATION_COPY_OFFLOAD=n builds, W=1 clean (patch $last)"
+		report "ok   x86-64 with MIGRATE_COPY=n builds, W=1 clean (patch $last)"
 	fi
 else
-	bad "x86-64 with MIGRATION_COPY_OFFLOAD=n (build/check/x86_64-off/build.log)"
+	bad "x86-64 with MIGRATE_COPY=n (build/check/x86_64-off/build.log)"
 fi
 
 log "i386"
@@ -168,8 +179,8 @@ CONFIG_KUNIT=y
 EOF
 config "$out" i386 "$CHECK/i386.config" $(frags series)
 : > "$out/build.log"
-if ! grep -q '^CONFIG_MIGRATION_COPY_OFFLOAD=y' "$out/.config"; then
-	bad "i386: MIGRATION_COPY_OFFLOAD not enabled"
+if ! grep -q '^CONFIG_MIGRATE_COPY=y' "$out/.config"; then
+	bad "i386: MIGRATE_COPY not enabled"
 elif ! kmake "$out" i386 "$out/build.log" bzImage modules; then
 	bad "i386 (build/check/i386/build.log)"
 else
@@ -185,9 +196,9 @@ log "arm64"
 out=$CHECK/arm64
 config "$out" arm64 $(frags base arm64 arm64-4k series check)
 : > "$out/build.log"
-if ! grep -q '^CONFIG_MIGRATION_COPY_OFFLOAD=y' "$out/.config" ||
+if ! grep -q '^CONFIG_MIGRATE_COPY=y' "$out/.config" ||
    ! grep -q '^CONFIG_ARM64_MTE=y' "$out/.config"; then
-	bad "arm64: MIGRATION_COPY_OFFLOAD or ARM64_MTE not enabled"
+	bad "arm64: MIGRATE_COPY or ARM64_MTE not enabled"
 elif ! kmake "$out" arm64 "$out/build.log" Image modules; then
 	bad "arm64 (build/check/arm64/build.log)"
 else

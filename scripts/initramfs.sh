@@ -59,7 +59,7 @@ build_selftest() {	# name, sources in selftests/mm/... [-lLIB...]
 }
 util=(vm_util.c thp_settings.c)
 build_selftest migration migration.c "${util[@]}"
-# The series' own (patch 34): not in the vanilla tree
+# The series' own kselftest: not in the vanilla tree
 [ ! -f "$sel/mm/migrate_copy.c" ] || build_selftest migrate_copy migrate_copy.c "${util[@]}"
 build_selftest hugetlb-soft-offline hugetlb-soft-offline.c
 # Test 71: selftests whose state a migration must preserve

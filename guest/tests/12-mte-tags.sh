@@ -7,7 +7,7 @@
 # with synchronous tag checks (PR_MTE_TCF_SYNC): a lost tag is a tag-check
 # fault. The kernel migrator and mtcopy copy with copy_highpage(), which
 # copies the tags; dcbm's engine copies bytes only, so the core must keep
-# tagged folios out of its batches (the metadata rule, patches 15-17): the
+# tagged folios out of its batches (the metadata rule of the series): the
 # CPU copies them, they count as ineligible. Under QEMU < 8.0 (Debian 12's
 # 7.2), which keeps one tag per page, every granule of a page gets the
 # page's tag (mtecheck finds out and says so). Base pages and an mTHP size
