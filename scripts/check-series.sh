@@ -209,7 +209,7 @@ else
 		report "ok   arm64 builds, W=1 clean (patch $last)"
 	fi
 fi
-report "sparc64 (patch 17's header) is not built: no cross compiler installed"
+report "sparc64 (the ADI patch's header) is not built: no cross compiler installed"
 
 report "$((failed)) failed"
 [ "$failed" = 0 ]
