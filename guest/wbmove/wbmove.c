@@ -31,7 +31,6 @@
 
 #include "migutil.h"
 
-#define KPF_WRITEBACK_BIT	8
 #define DEV_OFFSET		(64UL << 20)
 
 /* Is the page of @pfn under writeback (/proc/kpageflags)? -1 on error. */
@@ -47,7 +46,7 @@ static int pfn_writeback(uint64_t pfn)
 	close(fd);
 	if (n != sizeof(flags))
 		return -1;
-	return !!(flags & (1ULL << KPF_WRITEBACK_BIT));
+	return !!(flags & (1ULL << KPF_WRITEBACK));
 }
 
 int main(int argc, char **argv)
