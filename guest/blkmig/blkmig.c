@@ -68,7 +68,6 @@
 #include <unistd.h>
 
 #include "migutil.h"
-#include "vm_util.h"
 
 #define MAX_ROUTE	16
 #define MAX_THREADS	32

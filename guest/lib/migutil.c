@@ -20,7 +20,6 @@
 
 #include "migutil.h"
 #include "thp_settings.h"
-#include "vm_util.h"
 
 /* ---- (m)THP configuration: selftests/mm/thp_settings.c ------------- */
 
@@ -93,18 +92,6 @@ int mthp_select(unsigned long kb)
 					  THP_ALWAYS : THP_NEVER;
 	thp_write_settings(s);
 	return 0;
-}
-
-/* ---- base page size ------------------------------------------------ */
-
-unsigned long mig_page_size = 4096;
-
-__attribute__((constructor)) static void mig_page_size_init(void)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-
-	if (ps > 0)
-		mig_page_size = ps;
 }
 
 /* ---- regions ------------------------------------------------------- */
@@ -986,7 +973,7 @@ long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip)
 		return -1;
 	}
 	for (i = 0; i < npages; i++) {
-		if ((kf[i] & (1ULL << kpf)) || (kf[i] & skip))
+		if ((kf[i] & BIT_ULL(kpf)) || (kf[i] & skip))
 			continue;
 		if (!missing++)
 			fprintf(stderr, "kpageflags: page %p (flags %#llx) lacks flag bit %d\n",

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vm_util.h"
+
 /*
  * The exit status of the guest's checkers (migcheck, mtecheck, pathcheck,
  * blkmig), which guest/tests/lib.sh reads: 0 every check passed.
@@ -25,12 +27,11 @@
 #define MAX_NODE	1023
 
 /*
- * The base page size: 4 KiB, or 16 or 64 KiB on arm64 kernels configured
- * so; read before main().  A folio of MIG_PAGE_KB KiB is a base page.
+ * The base page size (vm_util's psize()): 4 KiB, or 16 or 64 KiB on arm64
+ * kernels configured so.  A folio of MIG_PAGE_KB KiB is a base page.
  */
-extern unsigned long mig_page_size;
-#define MIG_PAGE_SIZE	mig_page_size
-#define MIG_PAGE_KB	(mig_page_size / 1024)
+#define MIG_PAGE_SIZE	((unsigned long)psize())
+#define MIG_PAGE_KB	(MIG_PAGE_SIZE / 1024)
 
 /* ---- anon (m)THP configuration ---------------------------------------- */
 

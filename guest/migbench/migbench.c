@@ -651,7 +651,7 @@ static uint64_t move_kept(const struct move_plan *mp, void *buf, int to,
 			  uint64_t seed, int first, struct left_behind *lb)
 {
 	unsigned long n = mp->len / MIG_PAGE_SIZE, i, m = 0, start = 0;
-	uint64_t tail = 1ULL << KPF_COMPOUND_TAIL, *kpf;
+	uint64_t tail = BIT_ULL(KPF_COMPOUND_TAIL), *kpf;
 	int *before = malloc(n * sizeof(*before));
 	int *after = malloc(n * sizeof(*after));
 	long kept0, kept1, folios = 0, pages = 0, strays = 0, split;

@@ -41,7 +41,6 @@
 #include <unistd.h>
 
 #include "migutil.h"
-#include "vm_util.h"
 
 #define MAX_SIZES	16
 #define MAX_ROUTE	32

@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	if (region_pfns(dev, len, psz, pfns) || region_kpf(dev, len, kpf))
 		return 2;
 	for (i = 0; i < n; i++)
-		wb += !!(kpf[i] & (1ULL << KPF_WRITEBACK));
+		wb += !!(kpf[i] & BIT_ULL(KPF_WRITEBACK));
 
 	missing = move_range(dev, 2 * len, psz, to, 0, NULL);
 
