@@ -391,7 +391,7 @@ int main(int argc, char **argv)
 		if (ret > rc)
 			rc = ret;
 	}
-	thp_restore();
+	mthp_restore();
 	return rc;
 bad:
 	usage(stderr);

@@ -31,14 +31,31 @@
 
 #include "migutil.h"
 
+#define KPF_WRITEBACK_BIT	8
 #define DEV_OFFSET		(64UL << 20)
+
+/* Is the page of @pfn under writeback (/proc/kpageflags)? -1 on error. */
+static int pfn_writeback(uint64_t pfn)
+{
+	uint64_t flags;
+	int fd = open("/proc/kpageflags", O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = pread(fd, &flags, sizeof(flags), pfn * sizeof(flags));
+	close(fd);
+	if (n != sizeof(flags))
+		return -1;
+	return !!(flags & (1ULL << KPF_WRITEBACK_BIT));
+}
 
 int main(int argc, char **argv)
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	unsigned long n = 16, from, to, i;
 	long missing;
-	uint64_t *pfns, *kpf;
+	uint64_t *pfns;
 	char *dev, *anon;
 	int fd, wb = 0;
 	size_t len;
@@ -67,8 +84,7 @@ int main(int argc, char **argv)
 	anon = mmap(dev + len, len, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	pfns = calloc(n, sizeof(*pfns));
-	kpf = calloc(n, sizeof(*kpf));
-	if (anon == MAP_FAILED || !pfns || !kpf) {
+	if (anon == MAP_FAILED || !pfns) {
 		perror("mmap");
 		return 2;
 	}
@@ -87,10 +103,10 @@ int main(int argc, char **argv)
 		perror("sync_file_range");
 		return 2;
 	}
-	if (region_pfns(dev, len, psz, pfns) || region_kpf(dev, len, kpf))
+	if (region_pfns(dev, len, psz, pfns))
 		return 2;
 	for (i = 0; i < n; i++)
-		wb += !!(kpf[i] & BIT_ULL(KPF_WRITEBACK));
+		wb += pfn_writeback(pfns[i]) == 1;
 
 	missing = move_range(dev, 2 * len, psz, to, 0, NULL);
 
