@@ -49,7 +49,7 @@ environment() {	# accel guest_cpus node_mb qemu
 
 if [ "${BENCH_ON:-}" = host ]; then
 	[ "$(id -u)" = 0 ] || die "BENCH_ON=host needs root (sysfs settings, tracing, move_pages of THPs)"
-	make -s -C "$TOP/guest" OUT="$BUILD/guest-host"
+	make -s -C "$TOP/guest" OUT="$BUILD/guest-host" KSRC="$TREE"
 	PATH=$BUILD/guest-host:$PATH RESULTS=$RESULTS/bench-host.out sh "$TOP/guest/bench.sh" ||
 		failed+=("host")
 	environment none - - -

@@ -20,7 +20,8 @@ busybox=${GUEST_ROOT:-}/bin/busybox e2fsck=${GUEST_ROOT:-}/sbin/e2fsck.static
 
 # Our own programs, built next to the kernel: git worktrees of this
 # repository share build/, and make's timestamps cannot tell their sources apart.
-make -s -C "$TOP/guest" OUT="$out/guest" CC="$GUEST_CC"
+# They use this kernel's selftests/mm/vm_util.c and thp_settings.c.
+make -s -C "$TOP/guest" OUT="$out/guest" CC="$GUEST_CC" KSRC="$src"
 # Test modules, out of tree; copied (timestamps kept) so that their objects
 # stay out of the source tree.
 kmod=$out/guest-kmod

@@ -65,7 +65,6 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "migutil.h"
@@ -79,10 +78,6 @@
 #define NAME_LEN	64
 #define MIN_ROUNDS	2		/* mover rounds while the writers run */
 #define NR_ERRNOS	8		/* move_pages() statuses counted by name */
-#define PM_PRESENT	(1ULL << 63)	/* /proc/self/pagemap */
-#define PM_PFN_MASK	((1ULL << 55) - 1)
-#define KPF_REFERENCED_BIT	2	/* /proc/kpageflags */
-#define KPF_ACTIVE_BIT		6
 #define HOLE_PAGES	1024		/* fs: see fs_round() */
 
 enum mode { M_RAW, M_FS, M_VERIFY, M_MOVE };
@@ -356,12 +351,6 @@ struct mover {
 	char err[160];		/* the mover gave up */
 };
 
-static long sys_move_pages(unsigned long count, void **pages,
-			   const int *nodes, int *status, int flags)
-{
-	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
-}
-
 static int mover_init(struct mover *m, const struct opts *o, size_t len,
 		      int hot_only)
 {
@@ -455,12 +444,12 @@ static int page_hot(struct mover *m, unsigned long i)
 {
 	uint64_t flags;
 
-	if (!(m->pm[i] & PM_PRESENT) || !(m->pm[i] & PM_PFN_MASK))
+	if (!(m->pm[i] & PM_PRESENT) || !PAGEMAP_PFN(m->pm[i]))
 		return 0;
 	if (pread(m->kpageflags_fd, &flags, sizeof(flags),
-		  (m->pm[i] & PM_PFN_MASK) * sizeof(flags)) != sizeof(flags))
+		  PAGEMAP_PFN(m->pm[i]) * sizeof(flags)) != sizeof(flags))
 		return 0;
-	return !!(flags & (1ULL << KPF_REFERENCED_BIT | 1ULL << KPF_ACTIVE_BIT));
+	return !!(flags & (BIT_ULL(KPF_REFERENCED) | BIT_ULL(KPF_ACTIVE)));
 }
 
 /* FNV-1a over the words of page @i as it is now. */
@@ -585,11 +574,10 @@ static long move_round(struct mover *m, unsigned long n, unsigned long nhot,
 	for (i = 0; i < n; i++)
 		m->nodes[i] = to;
 	t0 = now_ns();
-	rc = sys_move_pages(n, m->addrs, m->nodes, m->status,
-			    MPOL_MF_MOVE_ALL);
+	rc = move_pages(0, n, m->addrs, m->nodes, m->status, MPOL_MF_MOVE_ALL);
 	m->ns += now_ns() - t0;
 	/* the statuses of a call that returns > 0 are not all filled in */
-	if (rc < 0 || sys_move_pages(n, m->addrs, NULL, m->status, 0) < 0) {
+	if (rc < 0 || move_pages(0, n, m->addrs, NULL, m->status, 0) < 0) {
 		snprintf(m->err, sizeof(m->err), "move_pages(%lu pages to node %d): %s",
 			 n, to, strerror(errno));
 		return -1;
@@ -643,7 +631,7 @@ static char *ballast_alloc(size_t len, int node)
 		return NULL;
 	mask[node / (8 * sizeof(long))] = 1UL << (node % (8 * sizeof(long)));
 	if (madvise(buf, len, MADV_NOHUGEPAGE) ||
-	    syscall(SYS_mbind, buf, len, MPOL_BIND, mask, MAX_NODE + 1, 0) ||
+	    mbind(buf, len, MPOL_BIND, mask, MAX_NODE + 1, 0) ||
 	    madvise(buf, len, MADV_POPULATE_WRITE)) {
 		munmap(buf, len);
 		return NULL;
@@ -651,15 +639,12 @@ static char *ballast_alloc(size_t len, int node)
 	return buf;
 }
 
-static uint64_t page_pfn(struct mover *m, const void *addr)
+/* 0 if not present */
+static uint64_t page_pfn(struct mover *m, void *addr)
 {
-	uint64_t e;
+	uint64_t e = pagemap_get_entry(m->pagemap_fd, addr);
 
-	if (pread(m->pagemap_fd, &e, sizeof(e),
-		  (uintptr_t)addr / MIG_PAGE_SIZE * sizeof(e)) != sizeof(e) ||
-	    !(e & PM_PRESENT))
-		return 0;
-	return e & PM_PFN_MASK;
+	return e & PM_PRESENT ? PAGEMAP_PFN(e) : 0;
 }
 
 static int compact(struct mover *m, int node)

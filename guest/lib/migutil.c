@@ -4,238 +4,94 @@
  * See migutil.h for the interface.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/kernel-page-flags.h>
+#include <numa.h>
 #include <numaif.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "migutil.h"
+#include "thp_settings.h"
+
+/* ---- (m)THP configuration: selftests/mm/thp_settings.c ------------- */
 
 /*
- * Raw syscalls instead of libnuma's wrappers: its syscall.o pulls in the
- * whole static libnuma, whose getaddrinfo() use makes the static link warn.
- * <numaif.h> is still used for the MPOL_* constants.
+ * The settings being changed, from the first change on: selecting an anon
+ * size keeps the shmem selection and the other way round.
  */
-static long sys_move_pages(unsigned long count, void **pages,
-			   const int *nodes, int *status, int flags)
+static struct thp_settings thp_now;
+static bool thp_saved;
+
+void thp_restore(void)
 {
-	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
-}
-
-static long sys_set_mempolicy(int mode, const unsigned long *mask,
-			      unsigned long maxnode)
-{
-	return syscall(SYS_set_mempolicy, mode, mask, maxnode);
-}
-
-/* ---- anon (m)THP configuration ------------------------------------- */
-
-#define THP_DIR		"/sys/kernel/mm/transparent_hugepage"
-#define THP_MAX_KNOBS	32
-
-struct thp_knob {
-	char path[128];
-	char saved[16];		/* mode that was active before we started */
-	unsigned long kb;	/* 0 for the top-level file */
-};
-
-/*
- * The THP files of one kind of memory: THP_DIR/<file> and every
- * THP_DIR/hugepages-<size>kB/<file>, saved before the first change and
- * restored at exit.
- */
-struct thp_knob_set {
-	const char *file;	/* "enabled" (anon) or "shmem_enabled" */
-	const char *who;	/* for messages */
-	void (*restore)(void);	/* the public restore function, for atexit */
-	struct thp_knob knobs[THP_MAX_KNOBS];
-	int nr;
-	int saved;
-};
-
-static struct thp_knob_set anon_knobs = {
-	.file = "enabled", .who = "mthp", .restore = mthp_restore,
-};
-static struct thp_knob_set shmem_knobs = {
-	.file = "shmem_enabled", .who = "shmem thp", .restore = shmem_thp_restore,
-};
-
-/* Read the active (bracketed) mode of a THP "enabled" file. */
-static int thp_read_mode(const char *path, char *mode, size_t size)
-{
-	char buf[256], *l, *r;
-
-	if (read_text(path, buf, sizeof(buf)) <= 0)
-		return -1;
-	l = strchr(buf, '[');
-	r = l ? strchr(l, ']') : NULL;
-	if (!r || (size_t)(r - l - 1) >= size)
-		return -1;
-	memcpy(mode, l + 1, r - l - 1);
-	mode[r - l - 1] = '\0';
-	return 0;
-}
-
-/* Plain open/write/close so that mthp_restore() stays signal-safe. */
-static int thp_write_mode(const char *path, const char *mode)
-{
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -1;
-	n = write(fd, mode, strlen(mode));
-	close(fd);
-	return n == (ssize_t)strlen(mode) ? 0 : -1;
-}
-
-static int knob_add(struct thp_knob_set *set, const char *path,
-		    unsigned long kb)
-{
-	struct thp_knob *k;
-
-	if (set->nr == THP_MAX_KNOBS) {
-		fprintf(stderr, "%s: too many THP sizes\n", set->who);
-		return -1;
-	}
-	k = &set->knobs[set->nr];
-	snprintf(k->path, sizeof(k->path), "%s", path);
-	k->kb = kb;
-	if (thp_read_mode(k->path, k->saved, sizeof(k->saved))) {
-		fprintf(stderr, "%s: cannot read %s: %s\n", set->who, path,
-			strerror(errno));
-		return -1;
-	}
-	set->nr++;
-	return 0;
-}
-
-/* Remember every knob we may change, once, before the first change. */
-static int knobs_save(struct thp_knob_set *set)
-{
-	char path[128];
-	struct dirent *de;
-	unsigned long kb;
-	DIR *d;
-	int ret;
-
-	if (set->saved)
-		return 0;
-	snprintf(path, sizeof(path), THP_DIR "/%s", set->file);
-	if (access(path, F_OK))
-		return 0;	/* no THP of this kind: nothing to save */
-	d = opendir(THP_DIR);
-	if (!d)
-		return 0;
-	/* top level first (index 0), then every size that has the file */
-	ret = knob_add(set, path, 0);
-	while (!ret && (de = readdir(d))) {
-		if (sscanf(de->d_name, "hugepages-%lukB", &kb) != 1)
-			continue;
-		snprintf(path, sizeof(path), THP_DIR "/hugepages-%lukB/%s",
-			 kb, set->file);
-		/* some sizes are anon-only or shmem-only */
-		if (access(path, F_OK))
-			continue;
-		ret = knob_add(set, path, kb);
-	}
-	closedir(d);
-	if (ret) {
-		set->nr = 0;
-		return ret;
-	}
-	set->saved = 1;
-	atexit(set->restore);
-	return 0;
-}
-
-/*
- * Per-size knobs first, top level last: it may be what they inherit, and
- * "inherit" may be refused while the top level is "force".
- */
-static void knobs_restore(struct thp_knob_set *set)
-{
-	int i;
-
-	if (!set->saved)
+	if (!thp_saved)
 		return;
-	for (i = set->nr - 1; i >= 0; i--)
-		thp_write_mode(set->knobs[i].path, set->knobs[i].saved);
-	set->saved = 0;
-	set->nr = 0;
+	thp_saved = false;
+	thp_restore_settings();
+}
+
+static struct thp_settings *thp_edit(void)
+{
+	static bool registered;
+
+	if (!thp_saved) {
+		thp_save_settings();
+		thp_read_settings(&thp_now);
+		thp_saved = true;
+		if (!registered)
+			atexit(thp_restore);
+		registered = true;
+	}
+	return &thp_now;
+}
+
+/* Whether @orders (of thp_supported_orders() ...) has @kb KiB folios. */
+static int kb_offered(unsigned long kb, unsigned long (*orders)(void))
+{
+	unsigned long pages = kb / MIG_PAGE_KB;
+
+	if (kb == MIG_PAGE_KB)
+		return 1;
+	if (kb % MIG_PAGE_KB || !pages || (pages & (pages - 1)))
+		return 0;
+	return __builtin_ctzl(pages) < NR_ORDERS &&
+	       (orders() & (1UL << __builtin_ctzl(pages)));
 }
 
 int mthp_available(unsigned long kb)
 {
-	char path[128];
-
-	if (kb == MIG_PAGE_KB)
-		return 1;
-	snprintf(path, sizeof(path), THP_DIR "/hugepages-%lukB/enabled", kb);
-	return access(path, F_OK) == 0;
+	return kb_offered(kb, thp_supported_orders);
 }
 
 int mthp_select(unsigned long kb)
 {
-	const char *mode;
+	struct thp_settings *s;
 	int i;
 
 	if (!mthp_available(kb)) {
-		fprintf(stderr,
-			"mthp: %lu KiB anon folios not offered by this kernel "
-			"(no " THP_DIR "/hugepages-%lukB/enabled)\n", kb, kb);
+		fprintf(stderr, "mthp: %lu KiB anon folios not offered by this kernel\n",
+			kb);
 		return -1;
 	}
-	if (knobs_save(&anon_knobs))
-		return -1;
-	for (i = 0; i < anon_knobs.nr; i++) {
-		struct thp_knob *k = &anon_knobs.knobs[i];
-
-		if (!k->kb) {
-			/*
-			 * Only sizes set to "inherit" follow the top level and
-			 * none is left after this loop; "always" just keeps
-			 * the intent obvious to anyone reading sysfs.
-			 */
-			if (kb == MIG_PAGE_KB)
-				continue;
-			mode = "always";
-		} else {
-			mode = k->kb == kb ? "always" : "never";
-		}
-		if (thp_write_mode(k->path, mode)) {
-			fprintf(stderr, "mthp: cannot write '%s' to %s: %s\n",
-				mode, k->path, strerror(errno));
-			return -1;
-		}
-	}
+	if (!read_pmd_pagesize())
+		return 0;	/* no THP: base pages only */
+	s = thp_edit();
+	/* no size is left to "inherit": "always" only shows the intent */
+	if (kb != MIG_PAGE_KB)
+		s->thp_enabled = THP_ALWAYS;
+	for (i = 0; i < NR_ORDERS; i++)
+		s->hugepages[i].enabled = (MIG_PAGE_KB << i) == kb ?
+					  THP_ALWAYS : THP_NEVER;
+	thp_write_settings(s);
 	return 0;
-}
-
-void mthp_restore(void)
-{
-	knobs_restore(&anon_knobs);
-}
-
-/* ---- base page size ------------------------------------------------ */
-
-unsigned long mig_page_size = 4096;
-
-__attribute__((constructor)) static void mig_page_size_init(void)
-{
-	long ps = sysconf(_SC_PAGESIZE);
-
-	if (ps > 0)
-		mig_page_size = ps;
 }
 
 /* ---- regions ------------------------------------------------------- */
@@ -248,7 +104,7 @@ int bind_to_node(int node)
 	unsigned long mask[MASK_BITS / LONG_BITS] = { 0 };
 
 	if (node < 0) {
-		if (!sys_set_mempolicy(MPOL_DEFAULT, NULL, 0))
+		if (!set_mempolicy(MPOL_DEFAULT, NULL, 0))
 			return 0;
 		fprintf(stderr, "bind: set_mempolicy(MPOL_DEFAULT): %s\n",
 			strerror(errno));
@@ -259,7 +115,7 @@ int bind_to_node(int node)
 		return -1;
 	}
 	mask[node / LONG_BITS] = 1UL << (node % LONG_BITS);
-	if (sys_set_mempolicy(MPOL_BIND, mask, MASK_BITS + 1)) {
+	if (set_mempolicy(MPOL_BIND, mask, MASK_BITS + 1)) {
 		fprintf(stderr, "bind: set_mempolicy(MPOL_BIND, node %d): %s\n",
 			node, strerror(errno));
 		return -1;
@@ -460,7 +316,7 @@ static void **page_addrs(void *buf, size_t len, size_t step)
 /* move_pages() query mode: status[i] = node of addrs[i] or -errno. */
 static int query_nodes(void **addrs, unsigned long n, int *status)
 {
-	if (sys_move_pages(n, addrs, NULL, status, 0) < 0) {
+	if (move_pages(0, n, addrs, NULL, status, 0) < 0) {
 		fprintf(stderr, "move_pages(query %lu pages): %s\n", n,
 			strerror(errno));
 		return -1;
@@ -541,13 +397,7 @@ long region_pages_on_node(void *buf, size_t len, int node)
 
 /* ---- folio size check via pagemap + kpageflags --------------------- */
 
-#define PM_PRESENT		(1ULL << 63)
-#define PM_PFN_MASK		((1ULL << 55) - 1)
-#define KPF_COMPOUND_HEAD	15
-#define KPF_COMPOUND_TAIL	16
-#define KPF_HUGE		17
-#define KPF_THP			22
-#define KPF(f)			(1ULL << KPF_##f)
+#define KPF(f)		BIT_ULL(KPF_##f)
 
 static int pagemap_fd = -1;
 static int kpageflags_fd = -1;
@@ -590,18 +440,40 @@ static int read_entries(int fd, uint64_t *out, size_t count, uint64_t idx)
 	return 0;
 }
 
+/*
+ * The pagemap entries of [buf, buf + len), malloc()ed, in one read rather
+ * than vm_util's pagemap_get_entry() a page.  Opens kpageflags too.
+ */
+static uint64_t *region_pagemap(void *buf, size_t len)
+{
+	size_t npages = len / MIG_PAGE_SIZE;
+	uint64_t *pm;
+
+	if (open_once(&pagemap_fd, "/proc/self/pagemap") ||
+	    open_once(&kpageflags_fd, "/proc/kpageflags"))
+		return NULL;
+	pm = malloc(npages * sizeof(*pm));
+	if (pm && !read_entries(pagemap_fd, pm, npages,
+				(uintptr_t)buf / MIG_PAGE_SIZE))
+		return pm;
+	fprintf(stderr, "folio check: read pagemap: %s\n",
+		pm ? strerror(errno) : "out of memory");
+	free(pm);
+	return NULL;
+}
+
 /* Pagemap entries of the block: present, PFN visible, contiguous. */
 static const char *check_block_pfns(const uint64_t *pm, size_t per)
 {
-	uint64_t pfn0 = pm[0] & PM_PFN_MASK;
+	uint64_t pfn0 = PAGEMAP_PFN(pm[0]);
 	size_t i;
 
 	for (i = 0; i < per; i++) {
 		if (!(pm[i] & PM_PRESENT))
 			return "page not present";
-		if (!(pm[i] & PM_PFN_MASK))
+		if (!PAGEMAP_PFN(pm[i]))
 			return "PFN hidden (need CAP_SYS_ADMIN)";
-		if (per > 1 && (pm[i] & PM_PFN_MASK) != pfn0 + i)
+		if (per > 1 && PAGEMAP_PFN(pm[i]) != pfn0 + i)
 			return "PFNs not contiguous";
 	}
 	if (pfn0 % per)
@@ -648,7 +520,7 @@ static const char *check_block(const uint64_t *pm, size_t per, uint64_t *kf,
 	why = check_block_pfns(pm, per);
 	if (why)
 		return why;
-	if (read_entries(kpageflags_fd, kf, nflags, pm[0] & PM_PFN_MASK))
+	if (read_entries(kpageflags_fd, kf, nflags, PAGEMAP_PFN(pm[0])))
 		return "cannot read /proc/kpageflags";
 	return check_block_flags(kf, per, hugetlb);
 }
@@ -660,11 +532,11 @@ static const char *check_block(const uint64_t *pm, size_t per, uint64_t *kf,
  */
 static int block_moved(void *buf, uint64_t *pm, size_t b, size_t per)
 {
-	uint64_t pfn = pm[b] & PM_PFN_MASK;
+	uint64_t pfn = PAGEMAP_PFN(pm[b]);
 
 	return !read_entries(pagemap_fd, pm + b, per,
 			     (uintptr_t)buf / MIG_PAGE_SIZE + b) &&
-	       (pm[b] & PM_PFN_MASK) != pfn;
+	       PAGEMAP_PFN(pm[b]) != pfn;
 }
 
 /*
@@ -684,21 +556,10 @@ static long bad_blocks(void *buf, size_t len, unsigned long kb, int hugetlb,
 			kb, len);
 		return -1;
 	}
-	if (open_once(&pagemap_fd, "/proc/self/pagemap") ||
-	    open_once(&kpageflags_fd, "/proc/kpageflags"))
-		return -1;
-	pm = malloc(npages * sizeof(*pm));
+	pm = region_pagemap(buf, len);
 	kf = calloc(per + 1, sizeof(*kf));
-	if (!pm || !kf) {
-		fprintf(stderr, "folio check: out of memory\n");
+	if (!pm || !kf)
 		goto out;
-	}
-	if (read_entries(pagemap_fd, pm, npages,
-			 (uintptr_t)buf / MIG_PAGE_SIZE)) {
-		fprintf(stderr, "folio check: read pagemap: %s\n",
-			strerror(errno));
-		goto out;
-	}
 	for (b = 0; b < npages; b += per) {
 		const char *why;
 		int tries = 3;
@@ -710,7 +571,7 @@ static long bad_blocks(void *buf, size_t len, unsigned long kb, int hugetlb,
 		if (why && !bad++)
 			fprintf(stderr, "folio check: block %zu (addr %p, pfn %#llx, flags %#llx) is not one %lu KiB folio: %s\n",
 				b / per, (char *)buf + b * MIG_PAGE_SIZE,
-				(unsigned long long)(pm[b] & PM_PFN_MASK),
+				(unsigned long long)PAGEMAP_PFN(pm[b]),
 				(unsigned long long)kf[0], kb, why);
 		if (bad && !all)
 			break;
@@ -739,19 +600,14 @@ long count_not_folios(void *buf, size_t len, unsigned long kb)
 
 int region_pfns(void *buf, size_t len, size_t step, uint64_t *pfns)
 {
-	size_t i, n = len / step;
+	size_t i;
 	uint64_t pm;
 
 	if (open_once(&pagemap_fd, "/proc/self/pagemap"))
 		return -1;
-	for (i = 0; i < n; i++) {
-		if (read_entries(pagemap_fd, &pm, 1,
-				 ((uintptr_t)buf + i * step) / MIG_PAGE_SIZE)) {
-			fprintf(stderr, "pfns: read pagemap: %s\n",
-				strerror(errno));
-			return -1;
-		}
-		pfns[i] = pm & PM_PRESENT ? pm & PM_PFN_MASK : 0;
+	for (i = 0; i < len / step; i++) {
+		pm = pagemap_get_entry(pagemap_fd, (char *)buf + i * step);
+		pfns[i] = pm & PM_PRESENT ? PAGEMAP_PFN(pm) : 0;
 	}
 	return 0;
 }
@@ -848,7 +704,7 @@ static void retry_transient(void **pages, int *status, unsigned long n,
 	for (i = 0; i < k; i++)
 		nodes[i] = node;
 	t0 = now_ns();
-	if (sys_move_pages(k, again, nodes, now, MPOL_MF_MOVE) >= 0)
+	if (move_pages(0, k, again, nodes, now, MPOL_MF_MOVE) >= 0)
 		for (i = 0; i < k; i++)
 			status[idx[i]] = now[i];
 	st->ns += now_ns() - t0;
@@ -889,8 +745,8 @@ long move_range(void *buf, size_t len, size_t step, int node,
 	for (i = 0; i < n; i += cnt) {
 		cnt = n - i < per_call ? n - i : per_call;
 		t0 = now_ns();
-		rc = sys_move_pages(cnt, pages + i, nodes + i, status + i,
-				    MPOL_MF_MOVE);
+		rc = move_pages(0, cnt, pages + i, nodes + i, status + i,
+				MPOL_MF_MOVE);
 		local.ns += now_ns() - t0;
 		local.calls++;
 		local.addrs += cnt;
@@ -928,7 +784,7 @@ long move_addrs(void **addrs, unsigned long n, int node, uint64_t *ns)
 	for (i = 0; i < n; i++)
 		nodes[i] = node;
 	t0 = now_ns();
-	rc = n ? sys_move_pages(n, addrs, nodes, status, MPOL_MF_MOVE) : 0;
+	rc = n ? move_pages(0, n, addrs, nodes, status, MPOL_MF_MOVE) : 0;
 	*ns = now_ns() - t0;
 	if (rc < 0)
 		fprintf(stderr, "move_pages(%lu pages to node %d): %s\n", n,
@@ -949,10 +805,6 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/*
- * Expand a kernel list file ("0-3,8,10-11") into @out.  Returns the
- * count, or -1 if the file cannot be read.
- */
 ssize_t read_text(const char *path, char *buf, size_t size)
 {
 	ssize_t n;
@@ -969,42 +821,16 @@ ssize_t read_text(const char *path, char *buf, size_t size)
 	return n;
 }
 
-int sysfs_read_list(const char *path, int *out, int max)
-{
-	char buf[4096], *p;
-	int a, b, n = 0;
-
-	if (read_text(path, buf, sizeof(buf)) < 0)
-		return -1;
-	for (p = buf; *p >= '0' && *p <= '9'; p++) {
-		a = b = strtol(p, &p, 10);
-		if (*p == '-')
-			b = strtol(p + 1, &p, 10);
-		for (; a <= b && n < max; a++)
-			out[n++] = a;
-		if (*p != ',')
-			break;
-	}
-	return n;
-}
-
 int node_has_memory(int node)
 {
-	int nodes[MASK_BITS], i, n;
-
-	n = sysfs_read_list("/sys/devices/system/node/has_memory", nodes,
-			    MASK_BITS);
-	for (i = 0; i < n; i++)
-		if (nodes[i] == node)
-			return 1;
-	return 0;
+	return numa_node_size64(node, NULL) > 0;
 }
 
 int route_usable(const char *prog, const int *route, int n)
 {
 	int i;
 
-	if (!numa_usable()) {
+	if (numa_available() < 0) {
 		fprintf(stderr, "%s: NUMA not available (kernel without CONFIG_NUMA?): skip\n", prog);
 		return 4;
 	}
@@ -1018,94 +844,41 @@ int route_usable(const char *prog, const int *route, int n)
 	return 0;
 }
 
-int node_cpus(int node, int *cpus, int max)
-{
-	char path[64];
-	int n;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
-		 node);
-	n = sysfs_read_list(path, cpus, max);
-	return n < 0 ? 0 : n;
-}
-
-int numa_usable(void)
-{
-	/* ENOSYS: kernel built without CONFIG_NUMA */
-	return syscall(SYS_get_mempolicy, NULL, NULL, 0, NULL, 0) == 0;
-}
-
 /* ---- shmem (m)THP configuration ------------------------------------ */
 
 int shmem_thp_available(unsigned long kb)
 {
-	char path[128];
-
-	if (kb == MIG_PAGE_KB)
-		return 1;
-	snprintf(path, sizeof(path), THP_DIR "/hugepages-%lukB/shmem_enabled",
-		 kb);
-	return access(path, F_OK) == 0;
-}
-
-unsigned long thp_pmd_kb(void)
-{
-	char buf[32];
-	ssize_t n;
-	int fd;
-
-	fd = open(THP_DIR "/hpage_pmd_size", O_RDONLY);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return strtoul(buf, NULL, 10) / 1024;
+	return kb_offered(kb, thp_shmem_supported_orders);
 }
 
 int shmem_thp_select(unsigned long kb)
 {
-	unsigned long pmd_kb = thp_pmd_kb();
-	const char *mode;
+	struct thp_settings *s;
 	int i;
 
 	if (!shmem_thp_available(kb)) {
-		fprintf(stderr,
-			"shmem thp: %lu KiB shmem folios not offered by this kernel "
-			"(no " THP_DIR "/hugepages-%lukB/shmem_enabled)\n",
-			kb, kb);
+		fprintf(stderr, "shmem thp: %lu KiB shmem folios not offered by this kernel\n",
+			kb);
 		return -1;
 	}
-	if (knobs_save(&shmem_knobs))
-		return -1;
-	for (i = 0; i < shmem_knobs.nr; i++) {
-		struct thp_knob *k = &shmem_knobs.knobs[i];
-
-		if (!k->kb)
-			mode = kb == pmd_kb ? "always" : "never";
-		else
-			mode = k->kb == kb ? "always" : "never";
-		if (thp_write_mode(k->path, mode)) {
-			fprintf(stderr, "shmem thp: cannot write '%s' to %s: %s\n",
-				mode, k->path, strerror(errno));
-			return -1;
-		}
-	}
+	if (!read_pmd_pagesize())
+		return 0;
+	s = thp_edit();
+	/* tmpfs and memfd follow the top level only: PMD size or nothing */
+	s->shmem_enabled = kb * 1024 == read_pmd_pagesize() ?
+			   SHMEM_ALWAYS : SHMEM_NEVER;
+	for (i = 0; i < NR_ORDERS; i++)
+		s->shmem_hugepages[i].enabled = (MIG_PAGE_KB << i) == kb ?
+						SHMEM_ALWAYS : SHMEM_NEVER;
+	thp_write_settings(s);
 	return 0;
-}
-
-void shmem_thp_restore(void)
-{
-	knobs_restore(&shmem_knobs);
 }
 
 /* ---- more regions -------------------------------------------------- */
 
 void *region_map(size_t len, unsigned long folio_kb, int flags, int fd)
 {
-	size_t align = folio_kb * 1024, pmd = thp_pmd_kb() * 1024, res_len;
+	size_t align = folio_kb * 1024, pmd = read_pmd_pagesize(), res_len;
 	char *res, *buf;
 
 	if (!len || folio_kb < MIG_PAGE_KB || len % align) {
@@ -1168,24 +941,16 @@ int region_fault_in(void *buf, size_t len, int node)
 int region_kpf(void *buf, size_t len, uint64_t *flags)
 {
 	size_t npages = len / MIG_PAGE_SIZE, i;
-	uint64_t *pm;
+	uint64_t *pm = region_pagemap(buf, len);
 	int ret = 0;
 
-	if (open_once(&pagemap_fd, "/proc/self/pagemap") ||
-	    open_once(&kpageflags_fd, "/proc/kpageflags"))
+	if (!pm)
 		return -1;
-	pm = malloc(npages * sizeof(*pm));
-	if (!pm || read_entries(pagemap_fd, pm, npages,
-				(uintptr_t)buf / MIG_PAGE_SIZE)) {
-		fprintf(stderr, "kpageflags: cannot read pagemap\n");
-		free(pm);
-		return -1;
-	}
 	for (i = 0; i < npages; i++) {
 		flags[i] = 0;
-		if ((pm[i] & PM_PRESENT) && (pm[i] & PM_PFN_MASK) &&
+		if ((pm[i] & PM_PRESENT) && PAGEMAP_PFN(pm[i]) &&
 		    read_entries(kpageflags_fd, &flags[i], 1,
-				 pm[i] & PM_PFN_MASK)) {
+				 PAGEMAP_PFN(pm[i]))) {
 			fprintf(stderr, "kpageflags: cannot read /proc/kpageflags\n");
 			ret = -1;
 			break;
@@ -1208,7 +973,7 @@ long region_kpf_missing(void *buf, size_t len, int kpf, uint64_t skip)
 		return -1;
 	}
 	for (i = 0; i < npages; i++) {
-		if ((kf[i] & (1ULL << kpf)) || (kf[i] & skip))
+		if ((kf[i] & BIT_ULL(kpf)) || (kf[i] & skip))
 			continue;
 		if (!missing++)
 			fprintf(stderr, "kpageflags: page %p (flags %#llx) lacks flag bit %d\n",

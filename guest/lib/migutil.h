@@ -2,17 +2,19 @@
 /*
  * migutil - small helpers for page-migration benchmarks and integrity tests.
  *
- * Everything here runs inside the test guest as root, statically linked.
- * Only <numaif.h> constants are used, the syscalls are issued directly:
- * any libnuma object drags in the whole static library, whose getaddrinfo()
- * use makes the static link warn.  Node and CPU lists come from sysfs.  Helpers print a diagnostic on stderr when they fail so
- * callers can simply propagate the error code.
+ * Everything here runs inside the test guest as root, statically linked
+ * with libnuma and the mm selftests' vm_util.c and thp_settings.c.  Helpers
+ * print a diagnostic on stderr when they fail so callers can simply
+ * propagate the error code; thp_settings' writes exit on failure.
  */
 #ifndef MIGUTIL_H
 #define MIGUTIL_H
 
+#include <linux/kernel-page-flags.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "vm_util.h"
 
 /*
  * The exit status of the guest's checkers (migcheck, mtecheck, pathcheck,
@@ -25,29 +27,29 @@
 #define MAX_NODE	1023
 
 /*
- * The base page size: 4 KiB, or 16 or 64 KiB on arm64 kernels configured
- * so; read before main().  A folio of MIG_PAGE_KB KiB is a base page.
+ * The base page size (vm_util's psize()): 4 KiB, or 16 or 64 KiB on arm64
+ * kernels configured so.  A folio of MIG_PAGE_KB KiB is a base page.
  */
-extern unsigned long mig_page_size;
-#define MIG_PAGE_SIZE	mig_page_size
-#define MIG_PAGE_KB	(mig_page_size / 1024)
+#define MIG_PAGE_SIZE	((unsigned long)psize())
+#define MIG_PAGE_KB	(MIG_PAGE_SIZE / 1024)
 
 /* ---- anon (m)THP configuration ---------------------------------------- */
 
 /*
  * Make new anonymous faults produce folios of exactly @kb KiB (MIG_PAGE_KB
- * = base pages only).  The first call saves every setting it may touch; the saved
- * state is restored by mthp_restore() (also registered with atexit()).
+ * = base pages only).  The first change of mthp_select() or
+ * shmem_thp_select() saves the THP settings (thp_save_settings()), which
+ * thp_restore() (also registered with atexit()) puts back.
  * Returns 0, or -1 if the size is not offered by the kernel.
  */
 int mthp_select(unsigned long kb);
 /* Non-zero if the kernel offers anon folios of @kb KiB (MIG_PAGE_KB always). */
 int mthp_available(unsigned long kb);
 /*
- * Restore the settings saved by the first mthp_select(); idempotent and
- * async-signal-safe (only open/write/close).
+ * Restore the settings saved by the first selection; idempotent, and called
+ * from signal handlers too (no malloc(), no stdio lock but on failure).
  */
-void mthp_restore(void);
+void thp_restore(void);
 
 /* ---- memory regions ----------------------------------------------------- */
 
@@ -97,7 +99,8 @@ int check_hugetlb_size(void *buf, size_t len, unsigned long kb);
 long count_not_folios(void *buf, size_t len, unsigned long kb);
 /*
  * PFNs of the pages at buf, buf + step, ... below buf + len into @pfns
- * (0 if not present).  0, or -1 (with a message) if pagemap cannot be read.
+ * (0 if not present).  0, or -1 (with a message) if pagemap cannot be
+ * opened; a failed read exits (vm_util's pagemap_get_entry()).
  */
 int region_pfns(void *buf, size_t len, size_t step, uint64_t *pfns);
 void check_folio_close(void);
@@ -132,8 +135,6 @@ long move_addrs(void **addrs, unsigned long n, int node, uint64_t *ns);
 /* ---- misc ------------------------------------------------------------------ */
 
 uint64_t now_ns(void);
-/* Non-zero if the kernel has NUMA syscalls (CONFIG_NUMA). */
-int numa_usable(void);
 /* Non-zero if @node exists and has memory. */
 int node_has_memory(int node);
 /*
@@ -141,10 +142,6 @@ int node_has_memory(int node);
  * why on stderr, after "@prog: ", and returns 4 (skip, as kselftest).
  */
 int route_usable(const char *prog, const int *route, int n);
-/* CPUs of @node into @cpus (0 for a memory-only node). */
-int node_cpus(int node, int *cpus, int max);
-/* Expand a kernel list file such as "0-3,8"; count or -1. */
-int sysfs_read_list(const char *path, int *out, int max);
 /* A small text file (sysfs, procfs) into @buf, NUL-terminated: length or -1. */
 ssize_t read_text(const char *path, char *buf, size_t size);
 
@@ -155,19 +152,14 @@ ssize_t read_text(const char *path, char *buf, size_t size);
  * @kb KiB: hugepages-<kb>kB/shmem_enabled exists (MIG_PAGE_KB always).
  */
 int shmem_thp_available(unsigned long kb);
-/* PMD size in KiB (hpage_pmd_size), 0 if the kernel has no THP. */
-unsigned long thp_pmd_kb(void);
 /*
  * Make new shmem folios exactly @kb KiB: that size's shmem_enabled becomes
  * "always", every other size "never".  The top-level shmem_enabled, which
  * is all that tmpfs and memfd follow in 6.12 (PMD size or nothing), becomes
- * "always" if @kb is the PMD size, else "never".  The first call saves the
- * settings; shmem_thp_restore() (also registered with atexit()) puts them
- * back.  Returns 0, or -1 if the size is not offered.
+ * "always" if @kb is the PMD size, else "never".  Saved and restored as
+ * by mthp_select().  Returns 0, or -1 if the size is not offered.
  */
 int shmem_thp_select(unsigned long kb);
-/* Idempotent and async-signal-safe, like mthp_restore(). */
-void shmem_thp_restore(void);
 
 /* ---- more regions ------------------------------------------------------- */
 
@@ -190,15 +182,12 @@ int bind_to_node(int node);
 
 /* ---- more placement ------------------------------------------------------ */
 
-/* bits of /proc/kpageflags, see include/uapi/linux/kernel-page-flags.h */
-#define KPF_COMPOUND_HEAD_BIT	15
-#define KPF_COMPOUND_TAIL_BIT	16
-#define KPF_UNEVICTABLE_BIT	18
-#define KPF_MLOCKED_BIT		33
+/* /proc/kpageflags bit of include/linux/kernel-page-flags.h, not in UAPI */
+#define KPF_MLOCKED	33
 
 /*
  * Number of base pages of [buf, buf + len) whose /proc/kpageflags entry
- * lacks bit @kpf (KPF_*_BIT), counting pages that are not present; pages
+ * lacks bit @kpf (KPF_*), counting pages that are not present; pages
  * with any flag of the mask @skip are not checked.  -1 on error.  The
  * first such page is reported on stderr.
  */

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <numa.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -205,7 +206,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 static void on_signal(int sig)
 {
 	/* never leave the THP settings of the machine changed */
-	mthp_restore();
+	thp_restore();
 	_exit(128 + sig);
 }
 
@@ -231,7 +232,7 @@ static int check_setup(const struct opts *o)
 {
 	int i, bad = 0;
 
-	if (!numa_usable()) {
+	if (numa_available() < 0) {
 		fprintf(stderr, "migbench: NUMA not available (kernel without CONFIG_NUMA?)\n");
 		return -1;
 	}
@@ -650,7 +651,7 @@ static uint64_t move_kept(const struct move_plan *mp, void *buf, int to,
 			  uint64_t seed, int first, struct left_behind *lb)
 {
 	unsigned long n = mp->len / MIG_PAGE_SIZE, i, m = 0, start = 0;
-	uint64_t tail = 1ULL << KPF_COMPOUND_TAIL_BIT, *kpf;
+	uint64_t tail = BIT_ULL(KPF_COMPOUND_TAIL), *kpf;
 	int *before = malloc(n * sizeof(*before));
 	int *after = malloc(n * sizeof(*after));
 	long kept0, kept1, folios = 0, pages = 0, strays = 0, split;
@@ -880,16 +881,18 @@ static uint64_t copy_once(char *dst, const char *src, size_t len, int nt,
  */
 static int copy_cpus(int node, int *cpus, int max)
 {
-	int online[1024], n, nr_online, i, j;
+	struct bitmask *mask = numa_allocate_cpumask();
+	int n = 0, i, cpu;
 
-	n = node_cpus(node, cpus, max);
-	nr_online = sysfs_read_list("/sys/devices/system/cpu/online", online, 1024);
-	for (i = 0; i < nr_online && n < max; i++) {
-		for (j = 0; j < n && cpus[j] != online[i]; j++)
-			;
-		if (j == n)
-			cpus[n++] = online[i];
+	/* -1: @node itself first */
+	for (i = -1; i <= numa_max_node(); i++) {
+		if (i == node || numa_node_to_cpus(i < 0 ? node : i, mask))
+			continue;
+		for (cpu = 0; cpu < (int)mask->size && n < max; cpu++)
+			if (numa_bitmask_isbitset(mask, cpu))
+				cpus[n++] = cpu;
 	}
+	numa_free_cpumask(mask);
 	return n;
 }
 
@@ -998,7 +1001,7 @@ int main(int argc, char **argv)
 out:
 	if (o.json)
 		print_rusage();
-	mthp_restore();
+	thp_restore();
 	check_folio_close();
 	if (ret)
 		fprintf(stderr, "migbench: %s\n", ret == EXIT_SETUP ?

@@ -37,7 +37,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,26 +282,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-/* ---- raw syscalls (see migutil.c for why not libnuma) ------------- */
-
-static long sys_move_pages(unsigned long count, void **pages,
-			   const int *nodes, int *status, int flags)
-{
-	return syscall(SYS_move_pages, 0, count, pages, nodes, status, flags);
-}
-
-static long sys_migrate_pages(const unsigned long *from,
-			      const unsigned long *to)
-{
-	return syscall(SYS_migrate_pages, 0, MASK_BITS + 1, from, to);
-}
-
-static long sys_mbind(void *addr, size_t len, int mode,
-		      const unsigned long *mask, unsigned int flags)
-{
-	return syscall(SYS_mbind, addr, len, mode, mask,
-		       mask ? MASK_BITS + 1 : 0, flags);
-}
+/* ---- node masks for libnuma's <numaif.h> syscalls ------------------ */
 
 static void node_mask(unsigned long *mask, int node)
 {
@@ -544,7 +524,7 @@ static const char *size_unsupported(const struct opts *o, enum kind kind,
 			"no shmem folios of this size (no hugepages-<N>kB/shmem_enabled)";
 	case K_MEMFD:
 		/* 6.12: tmpfs follows the top-level shmem_enabled only */
-		if (kb == MIG_PAGE_KB || (kb == thp_pmd_kb() && shmem_thp_available(kb)))
+		if (kb == MIG_PAGE_KB || (kb * 1024 == read_pmd_pagesize() && shmem_thp_available(kb)))
 			return NULL;
 		return "memfd (tmpfs) folios are base pages or PMD-size only; per-size shmem_enabled applies to MAP_SHARED|MAP_ANONYMOUS only";
 	case K_HUGETLB:
@@ -692,7 +672,7 @@ static int check_data(struct tcase *c)
 /* Node of every page into c->status; -1 if the query itself failed. */
 static int query_nodes(struct tcase *c)
 {
-	if (sys_move_pages(c->npages, c->addrs, NULL, c->status, 0) < 0)
+	if (move_pages(0, c->npages, c->addrs, NULL, c->status, 0) < 0)
 		return -1;
 	return 0;
 }
@@ -774,13 +754,12 @@ static int check_size(struct tcase *c)
  */
 static int check_mlocked(struct tcase *c, int migrated)
 {
-	uint64_t large = 1ULL << KPF_COMPOUND_HEAD_BIT |
-			 1ULL << KPF_COMPOUND_TAIL_BIT;
+	uint64_t large = BIT_ULL(KPF_COMPOUND_HEAD) | BIT_ULL(KPF_COMPOUND_TAIL);
 	long n;
 
 	if (c->kind != K_MLOCK)
 		return CASE_OK;
-	n = region_kpf_missing(c->buf, c->len, KPF_MLOCKED_BIT,
+	n = region_kpf_missing(c->buf, c->len, KPF_MLOCKED,
 			       migrated ? large : 0);
 	if (n < 0)
 		return fail(c, "cannot read /proc/kpageflags");
@@ -910,8 +889,8 @@ static int do_move_pages(struct tcase *c, int to)
 
 	for (i = 0; i < c->npages; i++)
 		c->nodes[i] = to;
-	rc = sys_move_pages(c->npages, c->addrs, c->nodes, c->status,
-			    c->mflags);
+	rc = move_pages(0, c->npages, c->addrs, c->nodes, c->status,
+			c->mflags);
 	if (rc < 0)
 		return fail(c, "move_pages(%lu pages to node %d): %s",
 			    c->npages, to, strerror(errno));
@@ -930,7 +909,7 @@ static int do_migrate_pages(struct tcase *c, int from, int to)
 	node_mask(fmask, from);
 	node_mask(tmask, to);
 	/* > 0: pages elsewhere in the process that did not move */
-	if (sys_migrate_pages(fmask, tmask) < 0)
+	if (migrate_pages(0, MASK_BITS + 1, fmask, tmask) < 0)
 		return fail(c, "migrate_pages(%d -> %d): %s", from, to,
 			    strerror(errno));
 	return CASE_OK;
@@ -942,10 +921,10 @@ static int do_mbind(struct tcase *c, int to)
 	int err = 0;
 
 	node_mask(mask, to);
-	if (sys_mbind(c->buf, c->len, MPOL_BIND, mask,
-		      c->mflags | MPOL_MF_STRICT))
+	if (mbind(c->buf, c->len, MPOL_BIND, mask, MASK_BITS + 1,
+		  c->mflags | MPOL_MF_STRICT))
 		err = errno;
-	if (sys_mbind(c->buf, c->len, MPOL_DEFAULT, NULL, 0))
+	if (mbind(c->buf, c->len, MPOL_DEFAULT, NULL, 0, 0))
 		return fail(c, "mbind(MPOL_DEFAULT) to reset the policy: %s",
 			    strerror(errno));
 	if (err == EIO)	/* some folio did not move: checked next */
@@ -1688,8 +1667,7 @@ static void run_compaction(const struct opts *o, struct tally *t)
 static void on_signal(int sig)
 {
 	/* never leave the THP settings of the machine changed */
-	mthp_restore();
-	shmem_thp_restore();
+	thp_restore();
 	_exit(128 + sig);
 }
 
@@ -1752,8 +1730,7 @@ int main(int argc, char **argv)
 		run_writers(&o, &t);
 	else
 		run_matrix(&o, &t);
-	mthp_restore();
-	shmem_thp_restore();
+	thp_restore();
 	check_folio_close();
 	printf("migcheck: %d ok, %d failed, %d skipped, %d retried\n", t.ok,
 	       t.failed, t.skipped, t.retried);

@@ -30,12 +30,12 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <numaif.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -258,8 +258,8 @@ int main(int argc, char **argv)
 
 		read_vmstat(&ok0, &fail0);
 		for (i = 0; i < n; i++) {
-			long ret = syscall(SYS_migrate_pages, procs[i],
-					   8 * sizeof(unsigned long), &from, &to);
+			long ret = migrate_pages(procs[i], 8 * sizeof(unsigned long),
+						 &from, &to);
 
 			calls++;
 			if (ret >= 0) {

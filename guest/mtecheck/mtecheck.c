@@ -391,7 +391,7 @@ int main(int argc, char **argv)
 		if (ret > rc)
 			rc = ret;
 	}
-	mthp_restore();
+	thp_restore();
 	return rc;
 bad:
 	usage(stderr);

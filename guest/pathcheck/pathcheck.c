@@ -32,15 +32,14 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <numaif.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <numaif.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "migutil.h"
@@ -288,8 +287,7 @@ static int move_all(int node)
 			addrs[i] = parts[k].buf + off;
 			nodes[i++] = node;
 		}
-	ret = syscall(SYS_move_pages, 0, n, addrs, nodes, status,
-		      MPOL_MF_MOVE_ALL);
+	ret = move_pages(0, n, addrs, nodes, status, MPOL_MF_MOVE_ALL);
 	if (ret < 0)
 		perror("move_pages(MPOL_MF_MOVE_ALL)");
 	free(addrs);
@@ -304,7 +302,7 @@ static int migrate_task(int node)
 	unsigned long from = ((1UL << NR_NODES) - 1) & ~(1UL << node);
 	unsigned long to = 1UL << node;
 
-	if (syscall(SYS_migrate_pages, 0, NR_NODES + 1, &from, &to) < 0)
+	if (migrate_pages(0, NR_NODES + 1, &from, &to) < 0)
 		return perror("migrate_pages"), -1;
 	return 0;
 }

@@ -31,31 +31,14 @@
 
 #include "migutil.h"
 
-#define KPF_WRITEBACK_BIT	8
 #define DEV_OFFSET		(64UL << 20)
-
-/* Is the page of @pfn under writeback (/proc/kpageflags)? -1 on error. */
-static int pfn_writeback(uint64_t pfn)
-{
-	uint64_t flags;
-	int fd = open("/proc/kpageflags", O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = pread(fd, &flags, sizeof(flags), pfn * sizeof(flags));
-	close(fd);
-	if (n != sizeof(flags))
-		return -1;
-	return !!(flags & (1ULL << KPF_WRITEBACK_BIT));
-}
 
 int main(int argc, char **argv)
 {
 	long psz = sysconf(_SC_PAGESIZE);
 	unsigned long n = 16, from, to, i;
 	long missing;
-	uint64_t *pfns;
+	uint64_t *pfns, *kpf;
 	char *dev, *anon;
 	int fd, wb = 0;
 	size_t len;
@@ -84,7 +67,8 @@ int main(int argc, char **argv)
 	anon = mmap(dev + len, len, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 	pfns = calloc(n, sizeof(*pfns));
-	if (anon == MAP_FAILED || !pfns) {
+	kpf = calloc(n, sizeof(*kpf));
+	if (anon == MAP_FAILED || !pfns || !kpf) {
 		perror("mmap");
 		return 2;
 	}
@@ -103,10 +87,10 @@ int main(int argc, char **argv)
 		perror("sync_file_range");
 		return 2;
 	}
-	if (region_pfns(dev, len, psz, pfns))
+	if (region_pfns(dev, len, psz, pfns) || region_kpf(dev, len, kpf))
 		return 2;
 	for (i = 0; i < n; i++)
-		wb += pfn_writeback(pfns[i]) == 1;
+		wb += !!(kpf[i] & BIT_ULL(KPF_WRITEBACK));
 
 	missing = move_range(dev, 2 * len, psz, to, 0, NULL);
 
