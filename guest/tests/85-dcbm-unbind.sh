@@ -20,11 +20,22 @@ DRV=/sys/bus/platform/drivers/swdma
 dcbm_load 4
 [ -e $DRV/unbind ] || { fail "swdma's device cannot be unbound through sysfs"; finish; }
 
+# The removal must meet batches in flight: wait until dcbm has taken one
+# (a fixed sleep gave none on a loaded host), then a little longer.
+batches_under_way() {	# LABEL
+	t=0
+	while [ "$(delta batches)" -eq 0 ] && [ $t -lt 60 ]; do
+		sleep 1; t=$((t + 1))
+	done
+	[ "$(delta batches)" -gt 0 ] || fail "$1: no batch reached dcbm in 60 s"
+	sleep 1
+}
+
 unbind() {	# LABEL [-K]: unbind swdma's device under running migrations
 	select_migrator dcbm || { fail "$1: cannot select dcbm"; return; }
 	snap
 	start_migrations 4,64,2048 ${2:-}
-	sleep 3
+	batches_under_way "$1"
 	echo swdma > $DRV/unbind || fail "$1: unbind failed"
 	echo "$1: after the unbind: migrator $(active), channels '$(cat $D/channels)'," \
 	     "orphans $(cat $D/orphans)"
@@ -71,7 +82,7 @@ select_migrator dcbm || fail "one channel: cannot select dcbm"
 echo "one channel: channels before '$(cat $D/channels)'"
 snap
 start_migrations 4,64,2048
-sleep 3
+batches_under_way "one channel"
 echo 1 > $P/remove_channel || fail "one channel: cannot unregister swdma's channel 1"
 echo "one channel: after unregistering channel 1: migrator $(active)," \
      "channels '$(cat $D/channels)', orphans $(cat $D/orphans)"
