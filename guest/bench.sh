@@ -12,7 +12,8 @@
 #   BENCH_MB           MiB moved per rep (default 128)
 #   BENCH_REPS         reps of every configuration in this boot (default 2)
 #   BENCH_SIZES        folio sizes in KiB (default 4,16,64,128,256,512,1024,2048)
-#   BENCH_EXPERIMENTS  any of "sizes count threads latency" (default all four)
+#   BENCH_EXPERIMENTS  any of "sizes count threads latency insns" (default the
+#                      first four; insns needs the host's plugin: scripts/bench.sh)
 #   BENCH_THREADS      threads / channels of mtcopy and dcbm outside the
 #                      thread sweep (default: the number of CPUs)
 #   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
@@ -136,6 +137,25 @@ count() {
 					rep count -s "$mb" -k "$kb" -b "$c"
 				done
 			done
+		done
+	done
+}
+
+# Experiment "insns": the default path's instructions. Moves with no
+# migrator selected, each bracketed by migbench -I's markers, at which
+# QEMU's plugin writes what every kernel address executed since the last
+# (scripts/insn-plugin.c, insn-report.py): every size in one call, and 4K
+# folios one per call (16 MiB: 4096 calls), as NUMA balancing migrates.
+# Reps and markers must match one to one: nothing else runs migbench -I.
+insns() {
+	for kb in $sizes single; do
+		for i in $(seq "$BENCH_REPS"); do
+			use none; extra=
+			if [ "$kb" = single ]; then
+				rep insns -s 16 -k 4 -b 1 -I
+			else
+				rep insns -s "$BENCH_MB" -k "$kb" -I
+			fi
 		done
 	done
 }

@@ -9,6 +9,9 @@
 #   BENCH_BOOTS (3)   boots of each kernel
 #   BENCH_ON=host     no QEMU: run guest/bench.sh on this machine, in the
 #                     kernel it runs (as root; docs/benchmark.md, "Benchmark on a host")
+#   BENCH_EXPERIMENTS with "insns" (GUEST_ACCEL=icount only): QEMU counts the
+#                     instructions at each kernel address during migbench's
+#                     moves (scripts/insn-plugin.c) -> results/bench-insns.md
 #   BENCH_HOST_CHECK  1 (default): one more boot of the patched kernel checks
 #                     the host mode (guest/bench-host-check.sh); 0: skip it
 #   everything guest/bench.sh reads (BENCH_MB, BENCH_REPS, BENCH_SIZES,
@@ -21,8 +24,15 @@
 # that time one thread's work, and the folio sizes below 2M
 # (docs/benchmark.md, "Deterministic mode").
 if [ "${GUEST_ACCEL:-tcg}" = icount ] && [ "${BENCH_ON:-}" != host ]; then
-	: "${BENCH_SIZES:=4,16,64,128,256}" "${BENCH_EXPERIMENTS:=sizes count}"
+	: "${BENCH_SIZES:=4,16,64,128,256}" "${BENCH_EXPERIMENTS:=sizes count insns}"
 fi
+insns=
+case " ${BENCH_EXPERIMENTS:-} " in *" insns "*)
+	[ "${GUEST_ACCEL:-tcg}" = icount ] && [ "${BENCH_ON:-}" != host ] ||
+		die "the experiment insns needs GUEST_ACCEL=icount (exact counts: one TCG thread)"
+	insns=$BUILD/insn-plugin.so
+	gcc -O2 -Wall -shared -fPIC -fvisibility=hidden -o "$insns" "$TOP/scripts/insn-plugin.c"
+esac
 boots=${BENCH_BOOTS:-3}
 mb=${BENCH_MB:-128}
 settings=()
@@ -33,7 +43,7 @@ done
 node=$((mb + 768 > 1024 ? mb + 768 : 1024))
 export GUEST_NODE_MB=${GUEST_NODE_MB:-"$node $node 512"}
 mkdir -p "$RESULTS"
-rm -f "$RESULTS"/bench-*.out "$RESULTS"/bench-*.png "$RESULTS"/host-check.out
+rm -f "$RESULTS"/bench-*.out "$RESULTS"/bench-*.insns "$RESULTS"/bench-*.png "$RESULTS"/host-check.out
 failed=()
 
 # The environment, first line of the report's input.
@@ -65,7 +75,16 @@ else
 	for b in $(seq "$boots"); do
 		for v in vanilla patched; do
 			echo "KERNEL=$v BOOT=$b ${settings[*]} sh /opt/mig/bench.sh" > "$job"
-			"$TOP/scripts/run-guest.sh" "$v" bench "bench-$v-$b" "$job" || {
+			plugin=
+			if [ -n "$insns" ]; then
+				# the marker: the kernel's entry of personality() (migbench -I)
+				mark=$(awk '$3 == "__x64_sys_personality" { print $1 }' \
+					"$(kernel_out "$v" bench)/System.map")
+				[ -n "$mark" ] || die "insns: no __x64_sys_personality in the $v kernel (x86-64 only)"
+				plugin="$insns,out=$RESULTS/bench-$v-$b.insns,mark=$mark"
+			fi
+			GUEST_PLUGIN=$plugin GUEST_APPEND="${GUEST_APPEND:-}${insns:+ nokaslr}" \
+				"$TOP/scripts/run-guest.sh" "$v" bench "bench-$v-$b" "$job" || {
 				warn "boot $b of the $v kernel failed (results/bench-$v-$b.console.log)"
 				failed+=("$v-$b")
 			}
@@ -93,4 +112,10 @@ fi
 
 # Debian's python3, which has python3-matplotlib (another python3 may come first in PATH)
 /usr/bin/python3 "$TOP/scripts/bench-report.py" "$RESULTS"/bench-*.out --out "$RESULTS/bench"
+if [ -n "$insns" ]; then
+	/usr/bin/python3 "$TOP/scripts/insn-report.py" --out "$RESULTS/bench-insns.md" \
+		--build vanilla="$(kernel_out vanilla bench)" \
+		--build patched="$(kernel_out patched bench)" "$RESULTS"/bench-*.insns ||
+		failed+=("insns")
+fi
 [ ${#failed[@]} -eq 0 ] || die "failed: ${failed[*]} (the report has what they measured)"

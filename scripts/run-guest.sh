@@ -35,6 +35,8 @@
 #                  vCPU idles, the clock jumps to the next timer instead of
 #                  following the host's), so that times measured in the guest
 #                  are instruction counts, the same from boot to boot
+#   GUEST_PLUGIN   a QEMU TCG plugin and its arguments, -plugin's value (make
+#                  bench's instruction counts: scripts/insn-plugin.c)
 #   VERBOSE=1      show kernel messages live, not only the job's output
 # Writes results/NAME.console.log (kernel log + job output), results/NAME.out
 # (what the job wrote to $RESULTS), results/NAME.kmsg.log (every kernel log
@@ -168,6 +170,7 @@ args=(
 )
 # virtio-blk devices are named in the order of their PCI slots, i.e. of -drive.
 for d in "${disks[@]}"; do args+=(-drive file="$d",if=virtio,format=raw); done
+[ -z "${GUEST_PLUGIN:-}" ] || args+=(-plugin "$GUEST_PLUGIN")
 [ -z "${GUEST_SHARE:-}" ] ||
 	args+=(-virtfs "local,path=$GUEST_SHARE,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap")
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -717,6 +718,14 @@ out:
 	free(nodes);
 }
 
+int move_range_marked;
+
+static void mark(void)
+{
+	if (move_range_marked)
+		personality(0xffffffff);
+}
+
 long move_range(void *buf, size_t len, size_t step, int node,
 		unsigned long per_call, struct move_stats *st)
 {
@@ -742,6 +751,7 @@ long move_range(void *buf, size_t len, size_t step, int node,
 		per_call = n;
 
 	/* only the syscalls are timed, array setup and checks are not */
+	mark();
 	for (i = 0; i < n; i += cnt) {
 		cnt = n - i < per_call ? n - i : per_call;
 		t0 = now_ns();
@@ -754,9 +764,11 @@ long move_range(void *buf, size_t len, size_t step, int node,
 			fprintf(stderr, "move_pages(%lu pages to node %d): %s\n",
 				cnt, node, strerror(errno));
 			ret = -1;
+			mark();
 			goto out;
 		}
 	}
+	mark();
 	retry_transient(pages, status, n, node, &local);
 	ret = settle_status(pages, status, n, node, &local);
 out:

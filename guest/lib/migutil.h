@@ -126,6 +126,12 @@ struct move_stats {
 long move_range(void *buf, size_t len, size_t step, int node,
 		unsigned long per_call, struct move_stats *st);
 /*
+ * Non-zero: move_range() brackets its move_pages() calls with a marker
+ * system call, personality(0xffffffff) (a query: it changes nothing), for
+ * the instruction-count plugin (scripts/insn-plugin.c).
+ */
+extern int move_range_marked;
+/*
  * One move_pages(MPOL_MF_MOVE) of the @n pages at @addrs to @node; the time
  * spent in it into @ns.  Its return value: -1 (with a message) if it failed,
  * else the number of pages it reports not migrated.

@@ -88,6 +88,8 @@ static void usage(FILE *f)
 "            on the target node or where it was, every byte exact, and\n"
 "            at most the kept folios split; the same batches, in one call\n"
 "            per batch list\n"
+"  -I        mark each timed move for the instruction-count plugin\n"
+"            (personality(0xffffffff) before and after; docs/benchmark.md)\n"
 "exit: 0 ok, 1 verification failure, 2 setup failure\n");
 }
 
@@ -165,6 +167,9 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case 'K':
 		o->kept_stay = 1;
 		return 0;
+	case 'I':
+		move_range_marked = 1;
+		return 0;
 	case 'h':
 		usage(stdout);
 		exit(0);
@@ -176,7 +181,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:Kh")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:KIh")) != -1) {
 		if (parse_opt(c, optarg, o)) {
 			if (c != '?')
 				fprintf(stderr, "migbench: bad argument for -%c: '%s'\n",
