@@ -193,6 +193,8 @@ else
 fi
 
 log "arm64"
+# the cross compiler (make test installs it too, for its arm64 smoke boot)
+GUEST_ARCH=arm64 "$TOP/scripts/deps.sh"
 out=$CHECK/arm64
 config "$out" arm64 $(frags base arm64 arm64-4k series check)
 : > "$out/build.log"
