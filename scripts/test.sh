@@ -68,7 +68,8 @@ boot() {
 	# Single-threaded TCG (one host thread runs every vCPU in turn): QEMU
 	# 7.2's multi-threaded TCG crashed early boots (an MSI-X table
 	# assertion, SIGSEGV) and ran stale int3s (docs/testbed.md), and on 2
-	# host cores it was no faster here. GUEST_ACCEL=tcg: multi-threaded.
+	# host cores it was slower here (docs/testbed.md, "Times").
+	# GUEST_ACCEL=tcg: multi-threaded.
 	GUEST_ACCEL=${GUEST_ACCEL:-tcg-single} \
 	GUEST_NODE_MB=${GUEST_NODE_MB:-1536 1024 1024} GUEST_CPUS=${GUEST_CPUS:-4} \
 		GUEST_TIMEOUT=${GUEST_TIMEOUT:-7200} GUEST_DISKS="${disks[*]}" GUEST_HOTPLUG_MB=$hotplug_mb \
