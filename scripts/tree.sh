@@ -76,6 +76,15 @@ create_tree() {
 		fi
 	fi
 	set_cover_description "$tmp"
+	# Commits made in the work tree are the series' author's (the cover
+	# letter's From:), whose Signed-off-by checkpatch looks for; not the
+	# identity of whatever machine runs this.
+	local from
+	from=$(sed -n 's/^From: \(.*\) <\(.*\)>$/\1\t\2/p' "$TOP/patches/0000-cover-letter.patch" 2>/dev/null | head -1)
+	if [ -n "$from" ]; then
+		git -C "$tmp" config user.name "${from%%$'\t'*}"
+		git -C "$tmp" config user.email "${from#*$'\t'}"
+	fi
 	mv "$tmp" "$TREE"
 }
 
