@@ -93,6 +93,19 @@ echo "4 channels, in order: $d descriptors, $i of them asked for an interrupt"
 # (none at all would pass unseen: swdma calls back when its channel idles)
 [ "$i" -gt 0 ] && [ $((i * 4)) -lt "$d" ] ||
 	fail "in order: $i of $d descriptors asked for an interrupt"
+# a batch of one 2M folio (one hop of a single folio, in one batch unless
+# max_batch_pages is lower) is shared by all four channels, each copying
+# its part of the folio
+counts() { cat /sys/devices/platform/swdma/dma/dma*chan*/memcpy_count; }
+counts > /tmp/cnt0
+snap
+migbench -s 2 -k 2048 -r 1 -V 0,1 > /tmp/mb.log 2>&1 ||
+	{ cat /tmp/mb.log; fail "one 2M folio: data not exact"; }
+counts > /tmp/cnt1
+used=$(paste /tmp/cnt0 /tmp/cnt1 | awk '$2 > $1' | wc -l)
+echo "one 2M folio a hop: batches +$(delta batches) folios +$(delta folios), channels used $used"
+[ "$(delta folios)" -ge 1 ] && [ "$(delta batches)" -le 2 ] && [ "$used" -eq 4 ] ||
+	fail "one 2M folio: $(delta batches) batches used $used of the 4 channels"
 echo 1 > $P/out_of_order
 run "4 channels, reverse"
 echo 2 > $P/out_of_order
@@ -160,7 +173,7 @@ echo > $D/device
 [ -z "$(cat $D/device)" ] || fail "device not cleared: $(cat $D/device)"
 
 # an engine taking short segments only, not a multiple of the page size:
-# dcbm must split folios and merged runs to fit, and still copy it all;
+# dcbm must split folios to fit, and still copy it all;
 # it declares out-of-order completion, so every descriptor asks for an
 # interrupt
 rmmod swdma || fail "cannot unload swdma"
