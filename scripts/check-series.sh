@@ -10,7 +10,8 @@
 # 2. Each patch in turn, in a worktree of build/linux at that commit: the
 #    x86-64 kernel and modules with every option of the series (a
 #    non-debug config), then its touched .c files again with W=1; a
-#    warning in a file the patch touches fails it.
+#    warning in a file the patch touches fails it, and so does a touched
+#    .c file (but arm64's, sparc's and tools/) that the config leaves out.
 # 3. The whole series (the last patch checked): x86-64 with
 #    MIGRATE_COPY=n; i386 (the 32-bit kernel of the anon_vma
 #    alignment patch) with every option on, without NUMA; arm64 with every
@@ -72,7 +73,14 @@ kmake() {
 w1() {
 	local out=$1 arch=$2 log=$3 f objs=(); shift 3
 	for f in "$@"; do
-		[[ $f != *.c ]] || [ ! -f "$out/${f%.c}.o" ] || objs+=("${f%.c}.o")
+		[[ $f == *.c ]] || continue
+		# with MUST_BUILD, a file the configuration leaves out fails
+		# (it would otherwise pass unseen)
+		if [ -f "$out/${f%.c}.o" ]; then
+			objs+=("${f%.c}.o")
+		elif [ -n "${MUST_BUILD:-}" ]; then
+			echo "$f: error: not built in this configuration"
+		fi
 	done
 	[ ${#objs[@]} = 0 ] || kmake "$out" "$arch" "$log" W=1 "${objs[@]}" ||
 		{ echo "the W=1 build failed: $log"; return; }
@@ -121,7 +129,7 @@ for ((i = first; i <= last; i++)); do
 		grep -i -E -A3 'error|undefined' "$blog" | head -20 | tee -a "$REPORT" || true
 		continue
 	fi
-	warnings=$(w1 "$out" x86_64 "$blog" "${cfiles[@]}")
+	warnings=$(MUST_BUILD=1 w1 "$out" x86_64 "$blog" "${cfiles[@]}")
 	if [ -n "$warnings" ]; then
 		bad "patch $i W=1 warnings: $subject"
 		echo "$warnings" | tee -a "$REPORT"

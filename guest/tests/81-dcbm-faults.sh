@@ -183,7 +183,8 @@ select_migrator none || fail "cannot deselect dcbm"
 rmmod swdma || fail "cannot unload swdma"
 
 # A reset that loses a callback, as ioat's reset of a stalled channel
-# drops the callback of the descriptor it stalled on: swdma resets a
+# dropped the callback of the descriptor it stalled on (until the series'
+# ioat fix; a provider may have such a bug): swdma resets a
 # channel 100 ms after a descriptor hung, before dcbm's timeout, and calls
 # back everything but that descriptor as aborted. The batch times out
 # waiting for the lost callback and becomes an orphan; dcbm must end it
