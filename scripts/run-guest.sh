@@ -17,6 +17,9 @@
 #                  (default 300): a stuck guest fails early, not at GUEST_TIMEOUT;
 #                  GUEST_EARLY_STALL (default 120) before the guest's init starts
 #   GUEST_APPEND   extra kernel command-line arguments (after the default ones)
+#   GUEST_CPU_FLAGS  CPU features appended to -cpu under TCG, e.g. ",-erms"
+#                  (without ERMS the kernel's copy_mc_to_kernel() is memcpy,
+#                  not rep movsb, which TCG runs a byte at a time)
 #   GUEST_HOTPLUG_MB  size of a hotpluggable DIMM on node 2 in MiB (default 0:
 #                  none); present at boot, left offline by the kernel
 #                  (memory hot-add/remove tests online and offline it)
@@ -118,6 +121,7 @@ arm64)
 	[ "${GUEST_HOTPLUG_MB:-0}" -eq 0 ] || die "GUEST_HOTPLUG_MB: no DIMM on arm64's virt machine (ACPI only)"
 	;;
 esac
+cpu+=${GUEST_CPU_FLAGS:-}
 case ${GUEST_ACCEL:-tcg} in
 tcg) accel=(-accel tcg,thread=multi -cpu "$cpu") ;;
 tcg-single) accel=(-accel tcg,thread=single -cpu "$cpu") ;;
