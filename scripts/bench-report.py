@@ -312,7 +312,9 @@ def env_section(data):
     env, boots = data["env"], data["boots"]
     out = ["# make bench", ""]
     if env:
-        out += [f"- Accelerator: {env.get('accel', '?')}; QEMU: {env.get('qemu', '-')}",
+        flags = env.get("guest_cpu_flags")
+        out += [f"- Accelerator: {env.get('accel', '?')}; QEMU: {env.get('qemu', '-')}"
+                + (f"; guest CPU: -cpu max{flags}" if flags else ""),
                 f"- Host: {env.get('host_cpus', '?')} CPUs ({env.get('host_cpu_model', '?')}), "
                 f"{env.get('host_nodes', '?')} NUMA node(s)",
                 f"- Guest: {env.get('guest_cpus', '?')} vCPUs (nodes 0 and 1 half each, node 2 memory only), "

@@ -50,10 +50,10 @@ failed=()
 environment() {	# accel guest_cpus node_mb qemu
 	local nodes
 	nodes=$(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l)
-	printf '{"type":"host","accel":"%s","guest_cpus":"%s","guest_node_mb":"%s","qemu":"%s","commit":"%s","host_cpus":%d,"host_cpu_model":"%s","host_nodes":%d,"settings":"%s","failed":[%s]}\n' \
+	printf '{"type":"host","accel":"%s","guest_cpus":"%s","guest_node_mb":"%s","qemu":"%s","commit":"%s","host_cpus":%d,"host_cpu_model":"%s","host_nodes":%d,"guest_cpu_flags":"%s","settings":"%s","failed":[%s]}\n' \
 		"$1" "$2" "$3" "$4" "$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo -)" \
 		"$(nproc)" "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" \
-		"$nodes" "BENCH_BOOTS=$boots ${settings[*]}" \
+		"$nodes" "${GUEST_CPU_FLAGS:-}" "BENCH_BOOTS=$boots ${settings[*]}" \
 		"$([ ${#failed[@]} -eq 0 ] || printf '"%s",' "${failed[@]}" | sed 's/,$//')" > "$RESULTS/bench-env.out"
 }
 
