@@ -12,8 +12,11 @@
 #   BENCH_MB           MiB moved per rep (default 128)
 #   BENCH_REPS         reps of every configuration in this boot (default 2)
 #   BENCH_SIZES        folio sizes in KiB (default 4,16,64,128,256,512,1024,2048)
-#   BENCH_EXPERIMENTS  any of "sizes count threads latency insns" (default the
-#                      first four; insns needs the host's plugin: scripts/bench.sh)
+#   BENCH_EXPERIMENTS  any of "sizes count threads latency pipeline insns"
+#                      (default the first five; insns needs the host's plugin:
+#                      scripts/bench.sh)
+#   BENCH_CHUNK        chunk_pages of the pipelined settings (default: the
+#                      kernel's default)
 #   BENCH_THREADS      threads / channels of mtcopy and dcbm outside the
 #                      thread sweep (default: the number of CPUs)
 #   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
@@ -26,7 +29,7 @@ here=$(dirname "$0")
 . "$here/tests/lib.sh"	# MIG, TRACING, events, copy_seconds
 : "${RESULTS:=/dev/stdout}" "${BOOT:=1}" "${BENCH_MB:=128}" "${BENCH_REPS:=2}"
 : "${BENCH_SIZES:=4,16,64,128,256,512,1024,2048}" "${BENCH_FULL:=0}"
-: "${BENCH_EXPERIMENTS:=sizes count threads latency}" "${BENCH_THREADS:=$(nproc)}"
+: "${BENCH_EXPERIMENTS:=sizes count threads latency pipeline}" "${BENCH_THREADS:=$(nproc)}"
 : "${BENCH_FROM:=0}" "${BENCH_TO:=1}" "${BENCH_OFFLOAD=mtcopy dcbm}"
 [ -d $MIG ] && : "${KERNEL:=patched}" || : "${KERNEL:=vanilla}"
 sizes=$(echo "$BENCH_SIZES" | tr , ' ')
@@ -47,6 +50,8 @@ if [ "$KERNEL" = patched ]; then
 fi
 migrators="none"
 [ "$KERNEL" = patched ] && migrators="none kernel $offload"
+# The pipeline's chunk size measured against 0 (not pipelined)
+[ "$KERNEL" = patched ] && : "${BENCH_CHUNK:=$(cat $MIG/chunk_pages)}"
 
 # Select a setting (none, kernel, mtcopy:N, dcbm:N); sets $mig and $n.
 use() {
@@ -59,6 +64,13 @@ use() {
 	dcbm) echo "$n" > $MIG/dcbm/nr_channels ;;
 	esac
 	echo "$mig" > $MIG/migrator
+	echo 0 > $MIG/chunk_pages
+}
+
+# Pipeline the batches in chunks of $1 pages (0: not) from now on
+chunks() {
+	[ "$KERNEL" = patched ] && echo "$1" > $MIG/chunk_pages
+	extra="\"chunk_pages\":$1,"
 }
 
 # Label every JSON object with the run's coordinates: rep $i of this boot
@@ -185,7 +197,7 @@ threads() {
 # to its remove_migration_pte/pmd), for batch sizes (max_batch_pages) from
 # vanilla's 512 up. One move_pages() call of a region of the largest batch.
 latency() {
-	batches="512 2048 8192"
+	batches="512 4096 16384"
 	[ "$BENCH_FULL" = 1 ] && batches="512 1024 2048 4096 8192 16384"
 	top=$(echo $batches | awk '{ print $NF * 4 / 1024 }')
 	ev="mm_migrate_pages_start set_migration_pte remove_migration_pte thp/set_migration_pmd thp/remove_migration_pmd"
@@ -193,20 +205,57 @@ latency() {
 		for i in $(seq "$BENCH_REPS"); do
 			for m in $migrators; do
 				for b in $batches; do
+				for c in 0 $BENCH_CHUNK; do
 					# vanilla's batch is 512 pages; so is the default's
-					[ "$m" = none ] && [ "$b" != 512 ] && continue
+					[ "$m" = none ] && { [ "$b" != 512 ] || [ "$c" != 0 ]; } && continue
 					use "$m"
 					[ "$KERNEL" = patched ] && echo "$b" > $MIG/max_batch_pages
+					chunks "$c"
 					events on $ev
-					extra="\"batch_pages\":$b,"
+					extra="$extra\"batch_pages\":$b,"
 					rep latency -s "$top" -k "$kb" || { events off $ev; continue; }
 					events off $ev
 					inaccessible "$kb" | tag latency
+				done
 				done
 			done
 		done
 	done
 	[ "$KERNEL" = patched ] && echo 512 > $MIG/max_batch_pages
+}
+
+# Experiment "pipeline": throughput per folio size with the batches
+# pipelined (chunk_pages $BENCH_CHUNK) and not (0), against vanilla: the
+# kernel migrator (its unpipelined reps give the copy fraction F), mtcopy
+# with one and two helpers (max_workers raised to 2 for it), dcbm on 1, 2
+# and 4 channels.
+pipeline() {
+	set="none kernel"
+	case $offload in *mtcopy*) set="$set mtcopy:2 mtcopy:3" ;; esac
+	case $offload in *dcbm*) set="$set dcbm:1 dcbm:2 dcbm:4" ;; esac
+	[ "$KERNEL" = patched ] || set=none
+	[ -d $MIG/mtcopy ] && workers=$(cat $MIG/mtcopy/max_workers) &&
+		echo 2 > $MIG/mtcopy/max_workers
+	for kb in $sizes; do
+		for i in $(seq "$BENCH_REPS"); do
+			for m in $set; do
+				for c in 0 $BENCH_CHUNK; do
+					[ "$m" = none ] && [ "$c" != 0 ] && continue
+					use "$m"
+					chunks "$c"
+					ev=
+					[ "$mig" = kernel ] && [ "$c" = 0 ] &&
+						ev="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end"
+					[ -n "$ev" ] && events on $ev
+					rep pipeline -s "$BENCH_MB" -k "$kb" || { [ -n "$ev" ] && events off $ev; continue; }
+					[ -n "$ev" ] || continue
+					events off $ev
+					echo "{\"type\":\"copy\",\"folio_kb\":$kb,\"copy_s\":$(copy_seconds)}" | tag pipeline
+				done
+			done
+		done
+	done
+	[ -z "${workers:-}" ] || echo "$workers" > $MIG/mtcopy/max_workers
 }
 
 # Summary of the trace buffer: first-folio latency and inaccessible time.

@@ -49,6 +49,7 @@ EXPERIMENTS = {
     "count": "Folio-count sweep: move_pages() time per call",
     "threads": "Thread and channel sweep",
     "latency": "Latency against batch size",
+    "pipeline": "Pipelined migration: throughput per folio size",
 }
 
 
@@ -61,14 +62,16 @@ def setting(o):
     if o["kernel"] == "vanilla":
         return "vanilla"
     m, n = o["migrator"], o["threads"]
-    return {"none": "default", "kernel": "kernel"}.get(m, f"{m} x{n}" if m == "mtcopy" else f"{m} {n}ch")
+    name = {"none": "default", "kernel": "kernel"}.get(m, f"{m} x{n}" if m == "mtcopy" else f"{m} {n}ch")
+    return name + (f" chunk {o['chunk_pages']}" if o.get("chunk_pages") else "")
 
 
 def order(e):
     """Sort key of results: folio size, then vanilla, default, kernel,
     mtcopy, dcbm by threads, then batch size."""
     rank = 0 if e["kernel"] == "vanilla" else 1 + ["none", "kernel", "mtcopy", "dcbm"].index(e["migrator"])
-    return (e["folio_kb"], e.get("folios_per_call") or 0, rank, e["threads"], e.get("batch_pages") or 0)
+    return (e["folio_kb"], e.get("folios_per_call") or 0, rank, e["threads"], e.get("batch_pages") or 0,
+            e.get("chunk_pages") or 0)
 
 
 def read_lines(paths):
@@ -213,7 +216,7 @@ def analyse(objs):
     # sizes: every setting against vanilla (boot pairs) and the offloaders
     # against the kernel migrator (rep pairs); CPU time per GB
     rows = by_exp.get(("sizes",), [])
-    copy = {(c["boot"], c["i"], c["folio_kb"]): c["copy_s"] for c in data["copy"]}
+    copy = {(c["boot"], c["i"], c["folio_kb"]): c["copy_s"] for c in data["copy"] if c["exp"] == "sizes"}
     res["sizes"] = []
     for (kb,), rs in sorted(group(rows, "folio_kb").items()):
         by_set = group(rs, "kernel", "migrator", "threads")
@@ -241,16 +244,17 @@ def analyse(objs):
             res["sizes"].append(e)
 
     # latency: each rep joined with the summary of its trace
-    key = ("kernel", "boot", "migrator", "threads", "i", "batch_pages", "folio_kb")
+    key = ("kernel", "boot", "migrator", "threads", "i", "batch_pages", "chunk_pages", "folio_kb")
     trace = {tuple(o.get(k) for k in key): o for o in data["inaccessible"]}
     joined = [{**r, **trace.get(tuple(r.get(k) for k in key), {})} for r in by_exp.get(("latency",), [])]
     res["latency"] = []
     vanilla_lat = {kb: rs for (kb,), rs in group([j for j in joined if j["kernel"] == "vanilla"],
                                                   "folio_kb").items()}
-    for (kb, kern, m, t, bp), js in sorted(group(joined, "folio_kb", "kernel", "migrator", "threads",
-                                                 "batch_pages").items(), key=lambda x: str(x[0])):
+    for (kb, kern, m, t, bp, cp), js in sorted(group(joined, "folio_kb", "kernel", "migrator", "threads",
+                                                     "batch_pages", "chunk_pages").items(),
+                                               key=lambda x: str(x[0])):
         e = {"folio_kb": kb, "setting": setting(js[0]), "kernel": kern, "migrator": m, "threads": t,
-             "batch_pages": bp, "reps": len(js),
+             "batch_pages": bp, "chunk_pages": cp or 0, "reps": len(js),
              "first_ms": summary([j["first_ms_median"] for j in js if "first_ms_median" in j]),
              "inaccessible_ms_median": summary([j["inacc_ms_median"] for j in js if "inacc_ms_median" in j]),
              "inaccessible_ms_p99": summary([j["inacc_ms_p99"] for j in js if "inacc_ms_p99" in j]),
@@ -261,6 +265,29 @@ def analyse(objs):
                 [j for j in js if "first_ms_median" in j],
                 [j for j in vanilla_lat[kb] if "first_ms_median" in j], lambda j: j["first_ms_median"]))
         res["latency"].append(e)
+
+    # pipeline: every setting against vanilla (boot pairs), with the bounds
+    # of an engine N times the CPU's copy speed, from the kernel migrator's F
+    rows = by_exp.get(("pipeline",), [])
+    copy = {(c["boot"], c["i"], c["folio_kb"]): c["copy_s"] for c in data["copy"] if c["exp"] == "pipeline"}
+    res["pipeline"] = []
+    for (kb,), rs in sorted(group(rows, "folio_kb").items()):
+        by_set = group(rs, "kernel", "migrator", "threads", "chunk_pages")
+        vanilla = by_set.get(("vanilla", "none", 1, 0), [])
+        kernel = by_set.get(("patched", "kernel", 1, 0), [])
+        f = summary([copy[(r["boot"], r["i"], kb)] / r["move_s"] for r in kernel
+                     if (r["boot"], r["i"], kb) in copy and r["move_s"]])
+        for key, srs in by_set.items():
+            e = {"folio_kb": kb, "setting": setting(srs[0]), "kernel": key[0], "migrator": key[1],
+                 "threads": key[2], "chunk_pages": key[3] or 0, "gbps": summary([gbps(r) for r in srs])}
+            if key[0] == "patched":
+                e["vs_vanilla"] = paired_ratio(kernel_pairs(srs, vanilla, gbps))
+            if key[1] == "kernel" and not key[3]:
+                e["copy_fraction"] = f
+            if key[1] not in ("none", "kernel") and f:
+                e["amdahl_bound"] = amdahl(f["mean"], key[2])
+                e["overlap_bound"] = overlap_bound(f["mean"], key[2])
+            res["pipeline"].append(e)
 
     # count: time per call
     res["count"] = []
@@ -299,6 +326,11 @@ def analyse(objs):
 
 def amdahl(f, n):
     return 1 / ((1 - f) + f / n)
+
+
+def overlap_bound(f, n):
+    """The bound when the copy overlaps the rest: the slower stage sets the pace."""
+    return 1 / max(1 - f, f / n)
 
 
 # ---- report -----------------------------------------------------------------
@@ -527,6 +559,27 @@ def latency_section(data):
     return out
 
 
+def pipeline_section(data):
+    rs = data["results"].get("pipeline")
+    if not rs:
+        return []
+    out = ["", "## " + EXPERIMENTS["pipeline"], "",
+           "move_pages() of the whole region in one call, node 0 to node 1, batches of 512 pages; with chunk "
+           "N, each batch is a pipeline of chunks of N pages (the CPU unmaps and moves chunks while the "
+           "migrator copies another), without, the batch is unmapped, copied and moved whole. Ratios to "
+           "vanilla are paired boot by boot. F: the copy fraction of the kernel migrator's unpipelined "
+           "move_pages() time (batch-copy tracepoints). The bounds take an engine N times as fast as the "
+           "CPU's copy, N the channels (swdma copies with a CPU each) or the threads (mtcopy): without "
+           "overlap 1/((1-F)+F/N), with overlap 1/max(1-F, F/N).", ""]
+    out += table(["folio", "setting", "GB/s mean ± sd", "/ vanilla [95% CI]", "F", "bound, no overlap",
+                  "bound, overlap"],
+                 [[folio_label(e["folio_kb"]), e["setting"], fmt_summary(e["gbps"]), fmt_ratio(e.get("vs_vanilla")),
+                   fmt_summary(e["copy_fraction"], 2) if e.get("copy_fraction") else "",
+                   f"{e['amdahl_bound']:.2f}" if "amdahl_bound" in e else "",
+                   f"{e['overlap_bound']:.2f}" if "overlap_bound" in e else ""] for e in rs])
+    return out
+
+
 def memcpy_section(data):
     if not data["memcpy"]:
         return []
@@ -548,7 +601,7 @@ def memcpy_section(data):
 def report(data):
     out = env_section(data)
     for section in (default_section, instructions_section, sizes_section, count_section, threads_section,
-                    latency_section, memcpy_section):
+                    latency_section, pipeline_section, memcpy_section):
         out += section(data)
     return "\n".join(out) + "\n"
 

@@ -7,6 +7,8 @@
 [ "$(cat $MIG/migrator)" = "[none] kernel" ] || fail "default migrator list: $(cat $MIG/migrator)"
 # HPAGE_PMD_NR on x86-64, as without the series
 [ "$(cat $MIG/max_batch_pages)" = 512 ] || fail "default max_batch_pages: $(cat $MIG/max_batch_pages)"
+[ "$(cat $MIG/chunk_pages)" = 128 ] || fail "default chunk_pages: $(cat $MIG/chunk_pages)"
+[ "$(cat $MIG/chunks_in_flight)" = 1 ] || fail "default chunks_in_flight: $(cat $MIG/chunks_in_flight)"
 all="compaction memory_failure memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced contig_range longterm_pin demotion damon"
 [ "$(cat $MIG/reasons)" = "$all" ] || fail "default reasons: $(cat $MIG/reasons)"
 
@@ -17,6 +19,8 @@ for v in bogus "" "," "syscall" "all,compaction" "compaction,bogus" "COMPACTION"
 	write_fails $MIG/reasons "$v"
 done
 for v in 0 -1 65537 1000000000000 abc "" 12x; do write_fails $MIG/max_batch_pages "$v"; done
+for v in -1 65537 1000000000000 abc "" 12x; do write_fails $MIG/chunk_pages "$v"; done
+for v in 0 5 -1 abc "" 2x; do write_fails $MIG/chunks_in_flight "$v"; done
 for f in $MIG/stats/*; do
 	{ echo 0 > "$f"; } 2>/dev/null && fail "$f is writable"
 done
@@ -27,6 +31,13 @@ echo none > $MIG/reasons && [ "$(cat $MIG/reasons)" = none ] || fail "reasons no
 echo all > $MIG/reasons && [ "$(cat $MIG/reasons)" = "$all" ] || fail "reasons all"
 for v in 1 65536 512; do
 	echo $v > $MIG/max_batch_pages && [ "$(cat $MIG/max_batch_pages)" = $v ] || fail "max_batch_pages $v"
+done
+for v in 0 1 65536 128; do
+	echo $v > $MIG/chunk_pages && [ "$(cat $MIG/chunk_pages)" = $v ] || fail "chunk_pages $v"
+done
+for v in 4 2 1; do
+	echo $v > $MIG/chunks_in_flight && [ "$(cat $MIG/chunks_in_flight)" = $v ] ||
+		fail "chunks_in_flight $v"
 done
 echo none > $MIG/migrator || fail "selecting the active migrator again"
 echo kernel > $MIG/migrator && [ "$(cat $MIG/migrator)" = "none [kernel]" ] ||

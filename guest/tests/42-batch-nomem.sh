@@ -1,7 +1,8 @@
 #!/bin/sh
 # The batch path allocates only without reclaim (GFP_NOWAIT: the core's
-# copied/kept bitmaps for batches over 512 folios, mtcopy's batch, dcbm's
-# tables and descriptors) and copies with the CPU what it cannot. Kernel
+# copied/kept bitmaps for batches over 512 folios, the pipeline's chunks,
+# mtcopy's batch, dcbm's tables and descriptors) and copies with the CPU
+# what it cannot, or migrates the batch unpipelined. Kernel
 # fault injection (failslab, fail_page_alloc) fails every such allocation
 # made from the migrator's code (a stack filter on its address range) by
 # the migrating task alone: under kernel, mtcopy and dcbm, every byte must
@@ -67,16 +68,26 @@ stop() {
 
 echo syscall_or_cpuset > $MIG/reasons
 echo 2048 > $MIG/max_batch_pages || fail "max_batch_pages 2048 rejected"
-for m in kernel mtcopy dcbm; do
+# kernel: unpipelined batches of 2048 folios, whose bitmaps are allocated;
+# pipeline: the chunks (under the test migrator, which is pipelined),
+# without which a batch is migrated unpipelined, the migrator copying it
+# all; mtcopy and dcbm pipelined.
+for m in kernel pipeline mtcopy dcbm; do
+	chunks=$(cat $MIG/chunk_pages)
 	case $m in
-	kernel)	r=$(range migrate_folios_batch_copy)
-		[ -n "$r" ] || r=$(range migrate_pages_batch) ;;
+	kernel)	r=$(range migrate_chunk_start)
+		echo 0 > $MIG/chunk_pages ;;
+	pipeline)
+		modprobe test_migrator && echo copy > $MIG/test/mode
+		r=$(range migrate_pipeline_alloc) ;;
 	mtcopy)	modprobe migrate_mtcopy && echo 1 > $MIG/mtcopy/min_batch_pages
 		r=$(range "[migrate_mtcopy]") ;;
 	dcbm)	modprobe swdma nr_channels=2 && dcbm_modprobe
 		r=$(range "[dcbm]") ;;
 	esac
-	select_migrator $m || { fail "$m: cannot select it"; continue; }
+	sel=$m
+	[ $m = pipeline ] && sel=test
+	select_migrator $sel || { fail "$m: cannot select $sel"; continue; }
 	[ -n "$r" ] || { fail "$m: no address range for its code"; continue; }
 	# shellcheck disable=SC2086  # two words
 	inject $r
@@ -92,8 +103,14 @@ for m in kernel mtcopy dcbm; do
 	stop
 	echo "$m: code $r, $n allocations failed; folios +$(delta folios)" \
 	     "nomem +$(delta fallback_nomem) error +$(delta fallback_error)"
+	echo "$chunks" > $MIG/chunk_pages
 	[ "$n" -gt 0 ] || fail "$m: no allocation failure was injected"
-	[ "$(delta fallback_nomem)" -gt 0 ] || fail "$m: no folio counted in fallback_nomem"
+	if [ $m = pipeline ]; then
+		[ "$(delta fallback_nomem)" -eq 0 ] && [ "$(delta folios)" -gt 0 ] ||
+			fail "$m: batches without chunks were not copied by the migrator"
+	else
+		[ "$(delta fallback_nomem)" -gt 0 ] || fail "$m: no folio counted in fallback_nomem"
+	fi
 	[ "$(delta fallback_error)" -eq 0 ] || fail "$m: allocation failures counted as copy errors"
 done
 
@@ -106,7 +123,10 @@ done
 # scatter-gather tables too at times, in kmalloc-4k's order-1 slabs under
 # KASAN). In
 # batches of 2048 folios, beyond that, the failures are injected and those
-# folios go to the CPU: the injection reaches dcbm's allocations.
+# folios go to the CPU: the injection reaches dcbm's allocations. Whole
+# batches: a pipeline's chunks have at most 512 folios.
+chunks=$(cat $MIG/chunk_pages)
+echo 0 > $MIG/chunk_pages
 r=$(range "[dcbm]")
 select_migrator dcbm && [ -n "$r" ] || fail "fragmented: cannot select dcbm"
 for pages in 512 2048; do
@@ -133,15 +153,17 @@ for pages in 512 2048; do
 	fi
 done
 
+echo "$chunks" > $MIG/chunk_pages
+
 # A pair the migrator kept gets a new destination from the migration's
-# allocator (after the batch copy, in migrate_folios_batch_copy()): when
+# allocator (after the batch copy, in migrate_chunk_finish()): when
 # there is none, the migration fails with ENOMEM, as when the unmap phase
 # cannot allocate one (before, move_pages() reported the pages not moved).
 # Page allocations only: the test migrator's own (slab) ones must succeed
 # for it to keep pairs.
-r=$(range migrate_folios_batch_copy)
+r=$(range migrate_chunk_finish)
 if [ -z "$r" ]; then
-	fail "keep: no address range for migrate_folios_batch_copy (inlined?)"
+	fail "keep: no address range for migrate_chunk_finish (inlined?)"
 else
 	echo 512 > $MIG/max_batch_pages	# the core's bitmaps on the stack
 	modprobe test_migrator && echo keep > $MIG/test/mode &&

@@ -1,0 +1,81 @@
+#!/bin/sh
+# A pipelined batch (chunk_pages): the copy of each chunk starts as soon as
+# the chunk is unmapped, and is waited for only once the CPU has unmapped
+# the next chunk and moved the one before. So between a chunk's
+# mm_migrate_batch_copy_begin and _end the trace must show folios being
+# unmapped (set_migration_pte) and mapped again (remove_migration_pte).
+# Unpipelined (chunk_pages 0), or under the kernel migrator, which copies
+# synchronously and so is never pipelined, nothing happens between them:
+# the controls that show the check can fail. Under each migrator (kernel;
+# the test migrator, which copies when waited for; mtcopy; dcbm) and 1 or
+# 2 chunks in flight, migbench checks every byte and the node of every
+# page, and the batches offered must be the chunks.
+. /opt/mig/tests/lib.sh
+
+echo syscall_or_cpuset > $MIG/reasons	# no background migration in the counts
+echo 512 > $MIG/max_batch_pages
+chunk=$(cat $MIG/chunk_pages)
+depth=$(cat $MIG/chunks_in_flight)
+modprobe migrate_mtcopy && echo 2 > $MIG/mtcopy/threads &&
+	echo 0 > $MIG/mtcopy/min_batch_pages || fail "cannot load mtcopy"
+dcbm_load 2
+modprobe test_migrator && echo copy > $MIG/test/mode || fail "cannot load test_migrator"
+echo 8192 > $TRACING/buffer_size_kb
+EV="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end set_migration_pte remove_migration_pte"
+
+# Events while a chunk's copy was in flight: "unmapped remapped"
+inside() {
+	awk '/mm_migrate_batch_copy_begin:/ { open++ }
+	     /mm_migrate_batch_copy_end:/ { open-- }
+	     open > 0 && /set_migration_pte:/ { set++ }
+	     open > 0 && /remove_migration_pte:/ { rm++ }
+	     END { print set + 0, rm + 0 }' $TRACING/trace
+}
+
+# run MIGRATOR CHUNK DEPTH: 8 MiB of 4K folios, node 0 to 1 and back, in
+# batches of 512 folios: 8 batches, each CHUNK pages a batch offered
+run() {
+	label="$1, chunk_pages $2, $3 in flight"
+	select_migrator "$1" || { fail "$label: cannot select"; return; }
+	echo "$2" > $MIG/chunk_pages && echo "$3" > $MIG/chunks_in_flight ||
+		{ fail "$label: settings rejected"; return; }
+	snap
+	events on $EV
+	migbench -s 8 -k 4 -r 1 -V 0,1,0 > /tmp/mb.log 2>&1 ||
+		{ cat /tmp/mb.log; fail "$label: data or nodes wrong"; }
+	events off $EV
+	set -- "$@" $(inside)
+	pipelined=$([ "$2" != 0 ] && [ "$1" != kernel ] && echo 1)
+	want=8
+	[ -z "$pipelined" ] || want=$((8 * 512 / $2))
+	echo "$label: batches +$(delta batches) folios +$(delta folios) busy +$(delta fallback_busy);" \
+	     "during copies: $4 unmapped, $5 remapped"
+	[ "$(delta batches)" -eq $want ] ||
+		fail "$label: $(delta batches) batches offered, not $want"
+	# with 2 in flight, a chunk may find dcbm's channels all taken by
+	# the one before (fallback_busy): the CPU copies it
+	busy=$(delta fallback_busy)
+	[ "$3" -gt 1 ] || [ "$busy" -eq 0 ] || fail "$label: $busy folios found the migrator busy"
+	[ $(( $(delta folios) + busy )) -eq 4096 ] ||
+		fail "$label: the migrator copied $(delta folios) folios ($busy busy), not 4096"
+	if [ -z "$pipelined" ]; then
+		[ "$4" -eq 0 ] && [ "$5" -eq 0 ] ||
+			fail "$label: folios unmapped or remapped during a copy, unpipelined"
+	else
+		[ "$4" -gt 0 ] && [ "$5" -gt 0 ] &&
+			pass "$label: folios unmapped and remapped while a copy was in flight" ||
+			fail "$label: no folio unmapped ($4) or remapped ($5) while a copy was in flight"
+	fi
+}
+
+for m in kernel test mtcopy dcbm; do
+	run $m 0 1
+	run $m 128 1
+	run $m 64 2
+done
+select_migrator none
+echo "$chunk" > $MIG/chunk_pages
+echo "$depth" > $MIG/chunks_in_flight
+echo all > $MIG/reasons
+for mod in dcbm swdma migrate_mtcopy test_migrator; do rmmod $mod || fail "cannot unload $mod"; done
+finish
