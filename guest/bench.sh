@@ -17,6 +17,8 @@
 #                      scripts/bench.sh)
 #   BENCH_CHUNK        chunk_pages of the pipelined settings (default: the
 #                      kernel's default)
+#   BENCH_PIPE_BATCH   max_batch_pages of the patched kernel in the pipeline
+#                      experiment (default 512, vanilla's batch)
 #   BENCH_THREADS      threads / channels of mtcopy and dcbm outside the
 #                      thread sweep (default: the number of CPUs)
 #   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
@@ -31,6 +33,7 @@ here=$(dirname "$0")
 : "${BENCH_SIZES:=4,16,64,128,256,512,1024,2048}" "${BENCH_FULL:=0}"
 : "${BENCH_EXPERIMENTS:=sizes count threads latency pipeline}" "${BENCH_THREADS:=$(nproc)}"
 : "${BENCH_FROM:=0}" "${BENCH_TO:=1}" "${BENCH_OFFLOAD=mtcopy dcbm}"
+: "${BENCH_PIPE_BATCH:=512}"
 [ -d $MIG ] && : "${KERNEL:=patched}" || : "${KERNEL:=vanilla}"
 sizes=$(echo "$BENCH_SIZES" | tr , ' ')
 T=$TRACING
@@ -236,6 +239,7 @@ pipeline() {
 	[ "$KERNEL" = patched ] || set=none
 	[ -d $MIG/mtcopy ] && workers=$(cat $MIG/mtcopy/max_workers) &&
 		echo 2 > $MIG/mtcopy/max_workers
+	[ "$KERNEL" = patched ] && echo "$BENCH_PIPE_BATCH" > $MIG/max_batch_pages
 	for kb in $sizes; do
 		for i in $(seq "$BENCH_REPS"); do
 			for m in $set; do
@@ -243,19 +247,31 @@ pipeline() {
 					[ "$m" = none ] && [ "$c" != 0 ] && continue
 					use "$m"
 					chunks "$c"
+					batch=$BENCH_PIPE_BATCH
+					[ "$KERNEL" = patched ] || batch=512
+					extra="$extra\"batch_pages\":$batch,"
+					# unpipelined, the kernel migrator's copy time
+					# (F) and dcbm's engine time per batch
 					ev=
-					[ "$mig" = kernel ] && [ "$c" = 0 ] &&
-						ev="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end"
+					[ "$c" = 0 ] && case $mig in
+					kernel) ev="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end" ;;
+					dcbm) ev=dcbm/dcbm_batch ;;
+					esac
 					[ -n "$ev" ] && events on $ev
 					rep pipeline -s "$BENCH_MB" -k "$kb" || { [ -n "$ev" ] && events off $ev; continue; }
 					[ -n "$ev" ] || continue
 					events off $ev
-					echo "{\"type\":\"copy\",\"folio_kb\":$kb,\"copy_s\":$(copy_seconds)}" | tag pipeline
+					if [ "$mig" = kernel ]; then
+						echo "{\"type\":\"copy\",\"folio_kb\":$kb,\"copy_s\":$(copy_seconds)}" | tag pipeline
+					else
+						dcbm_overhead "$kb" | tag pipeline
+					fi
 				done
 			done
 		done
 	done
 	[ -z "${workers:-}" ] || echo "$workers" > $MIG/mtcopy/max_workers
+	[ "$KERNEL" = patched ] && echo 512 > $MIG/max_batch_pages
 }
 
 # Summary of the trace buffer: first-folio latency and inaccessible time.

@@ -277,9 +277,11 @@ def analyse(objs):
         kernel = by_set.get(("patched", "kernel", 1, 0), [])
         f = summary([copy[(r["boot"], r["i"], kb)] / r["move_s"] for r in kernel
                      if (r["boot"], r["i"], kb) in copy and r["move_s"]])
+        engine = pipeline_engine(kb, kernel, copy, by_set, data["dcbm_overhead"])
         for key, srs in by_set.items():
             e = {"folio_kb": kb, "setting": setting(srs[0]), "kernel": key[0], "migrator": key[1],
-                 "threads": key[2], "chunk_pages": key[3] or 0, "gbps": summary([gbps(r) for r in srs])}
+                 "threads": key[2], "chunk_pages": key[3] or 0, "batch_pages": srs[0].get("batch_pages", 512),
+                 "gbps": summary([gbps(r) for r in srs])}
             if key[0] == "patched":
                 e["vs_vanilla"] = paired_ratio(kernel_pairs(srs, vanilla, gbps))
             if key[1] == "kernel" and not key[3]:
@@ -287,6 +289,10 @@ def analyse(objs):
             if key[1] not in ("none", "kernel") and f:
                 e["amdahl_bound"] = amdahl(f["mean"], key[2])
                 e["overlap_bound"] = overlap_bound(f["mean"], key[2])
+            if key[1] == "dcbm" and f and key[2] in engine:
+                speed, cost = engine[key[2]]
+                e["engine_speed"], e["engine_cpu_cost"] = speed, cost
+                e["measured_bound"] = engine_bound(f["mean"], speed["mean"], cost["mean"], key[3])
             res["pipeline"].append(e)
 
     # count: time per call
@@ -331,6 +337,40 @@ def amdahl(f, n):
 def overlap_bound(f, n):
     """The bound when the copy overlaps the rest: the slower stage sets the pace."""
     return 1 / max(1 - f, f / n)
+
+
+def engine_bound(f, speed, cost, overlapped):
+    """The bounds for an engine of the measured speed (times the CPU's copy)
+    whose batches also cost the migrating CPU cost times the CPU copy's time
+    (dcbm's mapping, descriptors and completion): the CPU's stage is then
+    (1-F) + F*cost, the engine's F/speed."""
+    cpu, eng = (1 - f) + f * cost, f / speed
+    return 1 / max(cpu, eng) if overlapped else 1 / (cpu + eng)
+
+
+def pipeline_engine(kb, kernel, copy, by_set, overheads):
+    """dcbm's engine, from its unpipelined reps: speed, times the CPU's copy
+    (the kernel migrator's batch copy of the same rep index and boot), and
+    the CPU time of its setup and completion per byte, in CPU copy times.
+    By channel count."""
+    cpu = {(r["boot"], r["i"]): copy[(r["boot"], r["i"], kb)] * 1e9 / (r["total_mb"] * 2 ** 20)
+           for r in kernel if (r["boot"], r["i"], kb) in copy}
+    ovh = {(o["boot"], o["i"], o["threads"]): o for o in overheads
+           if o["exp"] == "pipeline" and o["folio_kb"] == kb and o.get("bytes")}
+    out = {}
+    for (kern, m, n, c), rs in by_set.items():
+        if m != "dcbm" or c:
+            continue
+        speed, cost = [], []
+        for r in rs:
+            o, c_ns = ovh.get((r["boot"], r["i"], n)), cpu.get((r["boot"], r["i"]))
+            if not o or not c_ns:
+                continue
+            speed.append(c_ns / ((o["submit_us"] + o["wait_us"]) * 1e3 / o["bytes"]))
+            cost.append((o["setup_us"] + o["finish_us"]) * 1e3 / o["bytes"] / c_ns)
+        if speed:
+            out[n] = (summary(speed), summary(cost))
+    return out
 
 
 # ---- report -----------------------------------------------------------------
@@ -564,7 +604,8 @@ def pipeline_section(data):
     if not rs:
         return []
     out = ["", "## " + EXPERIMENTS["pipeline"], "",
-           "move_pages() of the whole region in one call, node 0 to node 1, batches of 512 pages; with chunk "
+           f"move_pages() of the whole region in one call, node 0 to node 1, batches of {max(e['batch_pages'] for e in rs)} "
+           "pages (vanilla's: 512); with chunk "
            "N, each batch is a pipeline of chunks of N pages (the CPU unmaps and moves chunks while the "
            "migrator copies another), without, the batch is unmapped, copied and moved whole. Ratios to "
            "vanilla are paired boot by boot. F: the copy fraction of the kernel migrator's unpipelined "
@@ -577,6 +618,18 @@ def pipeline_section(data):
                    fmt_summary(e["copy_fraction"], 2) if e.get("copy_fraction") else "",
                    f"{e['amdahl_bound']:.2f}" if "amdahl_bound" in e else "",
                    f"{e['overlap_bound']:.2f}" if "overlap_bound" in e else ""] for e in rs])
+    eng = [e for e in rs if "measured_bound" in e]
+    if eng:
+        out += ["", "dcbm's engine as measured (`dcbm_batch` tracepoint, unpipelined reps, paired with the "
+                "kernel migrator's rep of the same index): its speed in times the CPU's batch copy (bytes over "
+                "submission and wait, against the kernel migrator's copy time per byte), and the CPU time of "
+                "its setup and completion (mapping, descriptors, unmapping, bits) in CPU copy times. The bound "
+                "of that engine: the CPU's stage (1-F)+F×cost, the engine's F/speed; added without overlap, the "
+                "larger of the two with it.", ""]
+        out += table(["folio", "setting", "/ vanilla", "engine speed", "CPU cost", "bound, measured engine"],
+                     [[folio_label(e["folio_kb"]), e["setting"], fmt_ratio(e.get("vs_vanilla")),
+                       fmt_summary(e["engine_speed"], 2), fmt_summary(e["engine_cpu_cost"], 2),
+                       f"{e['measured_bound']:.2f}"] for e in eng])
     return out
 
 

@@ -15,8 +15,9 @@
 #   BENCH_HOST_CHECK  1 (default): one more boot of the patched kernel checks
 #                     the host mode (guest/bench-host-check.sh); 0: skip it
 #   everything guest/bench.sh reads (BENCH_MB, BENCH_REPS, BENCH_SIZES,
-#   BENCH_EXPERIMENTS, BENCH_THREADS, BENCH_FULL, BENCH_OFFLOAD, BENCH_CHUNK) and run-guest.sh reads
-#   (GUEST_CPUS, GUEST_NODE_MB, GUEST_ACCEL) is passed on.
+#   BENCH_EXPERIMENTS, BENCH_THREADS, BENCH_FULL, BENCH_OFFLOAD, BENCH_CHUNK,
+#   BENCH_PIPE_BATCH) and run-guest.sh reads (GUEST_CPUS, GUEST_NODE_MB,
+#   GUEST_ACCEL) is passed on.
 . "$(dirname "$0")/lib.sh"
 
 # GUEST_ACCEL=icount: one host thread runs every vCPU and the guest clock
@@ -36,7 +37,7 @@ esac
 boots=${BENCH_BOOTS:-3}
 mb=${BENCH_MB:-128}
 settings=()
-for v in BENCH_MB BENCH_REPS BENCH_SIZES BENCH_EXPERIMENTS BENCH_THREADS BENCH_FULL BENCH_OFFLOAD BENCH_CHUNK; do
+for v in BENCH_MB BENCH_REPS BENCH_SIZES BENCH_EXPERIMENTS BENCH_THREADS BENCH_FULL BENCH_OFFLOAD BENCH_CHUNK BENCH_PIPE_BATCH; do
 	[ -n "${!v+set}" ] && settings+=("$v='${!v}'")
 done
 # Nodes 0 and 1 hold the region being moved plus the kernel's own memory.
