@@ -17,8 +17,8 @@
 #                      scripts/bench.sh)
 #   BENCH_CHUNK        chunk_pages of the pipelined settings (default: the
 #                      kernel's default)
-#   BENCH_PIPE_BATCH   max_batch_pages of the patched kernel in the pipeline
-#                      experiment (default 512, vanilla's batch)
+#   BENCH_PIPE_BATCH   max_batch_pages of the patched kernel's migrators in
+#                      the pipeline experiment, a list (default 512, vanilla's)
 #   BENCH_THREADS      threads / channels of mtcopy and dcbm outside the
 #                      thread sweep (default: the number of CPUs)
 #   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
@@ -34,6 +34,7 @@ here=$(dirname "$0")
 : "${BENCH_EXPERIMENTS:=sizes count threads latency pipeline}" "${BENCH_THREADS:=$(nproc)}"
 : "${BENCH_FROM:=0}" "${BENCH_TO:=1}" "${BENCH_OFFLOAD=mtcopy dcbm}"
 : "${BENCH_PIPE_BATCH:=512}"
+BENCH_PIPE_BATCH=$(echo "$BENCH_PIPE_BATCH" | tr , ' ')
 [ -d $MIG ] && : "${KERNEL:=patched}" || : "${KERNEL:=vanilla}"
 sizes=$(echo "$BENCH_SIZES" | tr , ' ')
 T=$TRACING
@@ -239,17 +240,19 @@ pipeline() {
 	[ "$KERNEL" = patched ] || set=none
 	[ -d $MIG/mtcopy ] && workers=$(cat $MIG/mtcopy/max_workers) &&
 		echo 2 > $MIG/mtcopy/max_workers
-	[ "$KERNEL" = patched ] && echo "$BENCH_PIPE_BATCH" > $MIG/max_batch_pages
+	batches=$BENCH_PIPE_BATCH	# vanilla's and the default's: 512
 	for kb in $sizes; do
 		for i in $(seq "$BENCH_REPS"); do
 			for m in $set; do
+				bl=$batches
+				[ "$m" = none ] && bl=512
+				for b in $bl; do
 				for c in 0 $BENCH_CHUNK; do
 					[ "$m" = none ] && [ "$c" != 0 ] && continue
 					use "$m"
+					[ "$KERNEL" = patched ] && echo "$b" > $MIG/max_batch_pages
 					chunks "$c"
-					batch=$BENCH_PIPE_BATCH
-					[ "$KERNEL" = patched ] || batch=512
-					extra="$extra\"batch_pages\":$batch,"
+					extra="$extra\"batch_pages\":$b,"
 					# unpipelined, the kernel migrator's copy time
 					# (F) and dcbm's engine time per batch
 					ev=
@@ -266,6 +269,7 @@ pipeline() {
 					else
 						dcbm_overhead "$kb" | tag pipeline
 					fi
+				done
 				done
 			done
 		done

@@ -268,32 +268,42 @@ def analyse(objs):
 
     # pipeline: every setting against vanilla (boot pairs), with the bounds
     # of an engine N times the CPU's copy speed, from the kernel migrator's F
+    # at the same batch size; vanilla's batch is 512 pages
+    bpages = lambda o: o.get("batch_pages", 512)
     rows = by_exp.get(("pipeline",), [])
-    copy = {(c["boot"], c["i"], c["folio_kb"]): c["copy_s"] for c in data["copy"] if c["exp"] == "pipeline"}
+    copy = {(c["boot"], c["i"], c["folio_kb"], bpages(c)): c["copy_s"] for c in data["copy"]
+            if c["exp"] == "pipeline"}
     res["pipeline"] = []
     for (kb,), rs in sorted(group(rows, "folio_kb").items()):
-        by_set = group(rs, "kernel", "migrator", "threads", "chunk_pages")
-        vanilla = by_set.get(("vanilla", "none", 1, 0), [])
-        kernel = by_set.get(("patched", "kernel", 1, 0), [])
-        f = summary([copy[(r["boot"], r["i"], kb)] / r["move_s"] for r in kernel
-                     if (r["boot"], r["i"], kb) in copy and r["move_s"]])
-        engine = pipeline_engine(kb, kernel, copy, by_set, data["dcbm_overhead"])
-        for key, srs in by_set.items():
-            e = {"folio_kb": kb, "setting": setting(srs[0]), "kernel": key[0], "migrator": key[1],
-                 "threads": key[2], "chunk_pages": key[3] or 0, "batch_pages": srs[0].get("batch_pages", 512),
-                 "gbps": summary([gbps(r) for r in srs])}
-            if key[0] == "patched":
-                e["vs_vanilla"] = paired_ratio(kernel_pairs(srs, vanilla, gbps))
-            if key[1] == "kernel" and not key[3]:
-                e["copy_fraction"] = f
-            if key[1] not in ("none", "kernel") and f:
-                e["amdahl_bound"] = amdahl(f["mean"], key[2])
-                e["overlap_bound"] = overlap_bound(f["mean"], key[2])
-            if key[1] == "dcbm" and f and key[2] in engine:
-                speed, cost = engine[key[2]]
-                e["engine_speed"], e["engine_cpu_cost"] = speed, cost
-                e["measured_bound"] = engine_bound(f["mean"], speed["mean"], cost["mean"], key[3])
-            res["pipeline"].append(e)
+        vanilla = [r for r in rs if r["kernel"] == "vanilla"]
+        for bp, brs in sorted(group([r for r in rs if r["kernel"] == "patched"], "batch_pages").items(),
+                              key=lambda x: x[0][0] or 512):
+            bp = bp[0] or 512
+            by_set = group(brs, "kernel", "migrator", "threads", "chunk_pages")
+            kernel = by_set.get(("patched", "kernel", 1, 0), [])
+            kcopy = {(b, i): v for (b, i, k, p), v in copy.items() if k == kb and p == bp}
+            f = summary([kcopy[(r["boot"], r["i"])] / r["move_s"] for r in kernel
+                         if (r["boot"], r["i"]) in kcopy and r["move_s"]])
+            engine = pipeline_engine(kb, bp, kernel, kcopy, by_set, data["dcbm_overhead"])
+            if not res["pipeline"] or res["pipeline"][-1]["folio_kb"] != kb:
+                res["pipeline"].append({"folio_kb": kb, "setting": "vanilla", "kernel": "vanilla",
+                                        "migrator": "none", "threads": 1, "chunk_pages": 0,
+                                        "batch_pages": 512, "gbps": summary([gbps(r) for r in vanilla])})
+            for key, srs in by_set.items():
+                e = {"folio_kb": kb, "setting": setting(srs[0]), "kernel": key[0], "migrator": key[1],
+                     "threads": key[2], "chunk_pages": key[3] or 0, "batch_pages": bp,
+                     "gbps": summary([gbps(r) for r in srs]),
+                     "vs_vanilla": paired_ratio(kernel_pairs(srs, vanilla, gbps))}
+                if key[1] == "kernel" and not key[3]:
+                    e["copy_fraction"] = f
+                if key[1] not in ("none", "kernel") and f:
+                    e["amdahl_bound"] = amdahl(f["mean"], key[2])
+                    e["overlap_bound"] = overlap_bound(f["mean"], key[2])
+                if key[1] == "dcbm" and f and key[2] in engine:
+                    speed, cost = engine[key[2]]
+                    e["engine_speed"], e["engine_cpu_cost"] = speed, cost
+                    e["measured_bound"] = engine_bound(f["mean"], speed["mean"], cost["mean"], key[3])
+                res["pipeline"].append(e)
 
     # count: time per call
     res["count"] = []
@@ -348,15 +358,16 @@ def engine_bound(f, speed, cost, overlapped):
     return 1 / max(cpu, eng) if overlapped else 1 / (cpu + eng)
 
 
-def pipeline_engine(kb, kernel, copy, by_set, overheads):
-    """dcbm's engine, from its unpipelined reps: speed, times the CPU's copy
-    (the kernel migrator's batch copy of the same rep index and boot), and
-    the CPU time of its setup and completion per byte, in CPU copy times.
-    By channel count."""
-    cpu = {(r["boot"], r["i"]): copy[(r["boot"], r["i"], kb)] * 1e9 / (r["total_mb"] * 2 ** 20)
-           for r in kernel if (r["boot"], r["i"], kb) in copy}
+def pipeline_engine(kb, bp, kernel, kcopy, by_set, overheads):
+    """dcbm's engine, from its unpipelined reps at batch size bp: speed, in
+    times the CPU's copy (the kernel migrator's batch copy of the same rep
+    index and boot, kcopy), and the CPU time of its setup and completion per
+    byte, in CPU copy times. By channel count."""
+    cpu = {(r["boot"], r["i"]): kcopy[(r["boot"], r["i"])] * 1e9 / (r["total_mb"] * 2 ** 20)
+           for r in kernel if (r["boot"], r["i"]) in kcopy}
     ovh = {(o["boot"], o["i"], o["threads"]): o for o in overheads
-           if o["exp"] == "pipeline" and o["folio_kb"] == kb and o.get("bytes")}
+           if o["exp"] == "pipeline" and o["folio_kb"] == kb and o.get("batch_pages", 512) == bp
+           and o.get("bytes")}
     out = {}
     for (kern, m, n, c), rs in by_set.items():
         if m != "dcbm" or c:
@@ -604,17 +615,18 @@ def pipeline_section(data):
     if not rs:
         return []
     out = ["", "## " + EXPERIMENTS["pipeline"], "",
-           f"move_pages() of the whole region in one call, node 0 to node 1, batches of {max(e['batch_pages'] for e in rs)} "
-           "pages (vanilla's: 512); with chunk "
-           "N, each batch is a pipeline of chunks of N pages (the CPU unmaps and moves chunks while the "
+           "move_pages() of the whole region in one call, node 0 to node 1, in batches of `batch` pages (the "
+           "patched kernel's `max_batch_pages`; vanilla's is 512); with chunk N, each batch is a pipeline of "
+           "chunks of N pages (the CPU unmaps and moves chunks while the "
            "migrator copies another), without, the batch is unmapped, copied and moved whole. Ratios to "
            "vanilla are paired boot by boot. F: the copy fraction of the kernel migrator's unpipelined "
            "move_pages() time (batch-copy tracepoints). The bounds take an engine N times as fast as the "
            "CPU's copy, N the channels (swdma copies with a CPU each) or the threads (mtcopy): without "
            "overlap 1/((1-F)+F/N), with overlap 1/max(1-F, F/N).", ""]
-    out += table(["folio", "setting", "GB/s mean ± sd", "/ vanilla [95% CI]", "F", "bound, no overlap",
+    out += table(["folio", "setting", "batch", "GB/s mean ± sd", "/ vanilla [95% CI]", "F", "bound, no overlap",
                   "bound, overlap"],
-                 [[folio_label(e["folio_kb"]), e["setting"], fmt_summary(e["gbps"]), fmt_ratio(e.get("vs_vanilla")),
+                 [[folio_label(e["folio_kb"]), e["setting"], e["batch_pages"], fmt_summary(e["gbps"]),
+                   fmt_ratio(e.get("vs_vanilla")),
                    fmt_summary(e["copy_fraction"], 2) if e.get("copy_fraction") else "",
                    f"{e['amdahl_bound']:.2f}" if "amdahl_bound" in e else "",
                    f"{e['overlap_bound']:.2f}" if "overlap_bound" in e else ""] for e in rs])
@@ -626,8 +638,8 @@ def pipeline_section(data):
                 "its setup and completion (mapping, descriptors, unmapping, bits) in CPU copy times. The bound "
                 "of that engine: the CPU's stage (1-F)+F×cost, the engine's F/speed; added without overlap, the "
                 "larger of the two with it.", ""]
-        out += table(["folio", "setting", "/ vanilla", "engine speed", "CPU cost", "bound, measured engine"],
-                     [[folio_label(e["folio_kb"]), e["setting"], fmt_ratio(e.get("vs_vanilla")),
+        out += table(["folio", "setting", "batch", "/ vanilla", "engine speed", "CPU cost", "bound, measured engine"],
+                     [[folio_label(e["folio_kb"]), e["setting"], e["batch_pages"], fmt_ratio(e.get("vs_vanilla")),
                        fmt_summary(e["engine_speed"], 2), fmt_summary(e["engine_cpu_cost"], 2),
                        f"{e['measured_bound']:.2f}"] for e in eng])
     return out
