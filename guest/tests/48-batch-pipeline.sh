@@ -32,8 +32,9 @@ inside() {
 	     END { print set + 0, rm + 0 }' $TRACING/trace
 }
 
-# run MIGRATOR CHUNK DEPTH: 8 MiB of 4K folios, node 0 to 1 and back, in
-# batches of 512 folios: 8 batches, each CHUNK pages a batch offered
+# run MIGRATOR CHUNK DEPTH: 4096 base-page folios (8 MiB with 4K pages,
+# 256 MiB with 64K), node 0 to 1 and back, in batches of 512 folios: 8
+# batches, each CHUNK pages a batch offered
 run() {
 	label="$1, chunk_pages $2, $3 in flight"
 	select_migrator "$1" || { fail "$label: cannot select"; return; }
@@ -41,7 +42,7 @@ run() {
 		{ fail "$label: settings rejected"; return; }
 	snap
 	events on $EV
-	migbench -s 8 -k 4 -r 1 -V 0,1,0 > /tmp/mb.log 2>&1 ||
+	migbench -s $((BASE_KB * 2)) -k "$BASE_KB" -r 1 -V 0,1,0 > /tmp/mb.log 2>&1 ||
 		{ cat /tmp/mb.log; fail "$label: data or nodes wrong"; }
 	events off $EV
 	set -- "$@" $(inside)
