@@ -23,13 +23,16 @@ modprobe test_migrator && echo copy > $MIG/test/mode || fail "cannot load test_m
 echo 8192 > $TRACING/buffer_size_kb
 EV="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end set_migration_pte remove_migration_pte"
 
-# Events while a chunk's copy was in flight: "unmapped remapped"
+# Events while a chunk's copy was in flight, and the largest batch offered:
+# "unmapped remapped folios"
 inside() {
-	awk '/mm_migrate_batch_copy_begin:/ { open++ }
+	awk '/mm_migrate_batch_copy_begin:/ { open++
+		if (match($0, /folios=[0-9]+/) && substr($0, RSTART + 7, RLENGTH - 7) + 0 > max)
+			max = substr($0, RSTART + 7, RLENGTH - 7) + 0 }
 	     /mm_migrate_batch_copy_end:/ { open-- }
 	     open > 0 && /set_migration_pte:/ { set++ }
 	     open > 0 && /remove_migration_pte:/ { rm++ }
-	     END { print set + 0, rm + 0 }' $TRACING/trace
+	     END { print set + 0, rm + 0, max + 0 }' $TRACING/trace
 }
 
 # run MIGRATOR CHUNK DEPTH: 4096 base-page folios (8 MiB with 4K pages,
@@ -47,12 +50,15 @@ run() {
 	events off $EV
 	set -- "$@" $(inside)
 	pipelined=$([ "$2" != 0 ] && [ "$1" != kernel ] && echo 1)
-	want=8
-	[ -z "$pipelined" ] || want=$((8 * 512 / $2))
+	size=512
+	[ -z "$pipelined" ] || size=$2
 	echo "$label: batches +$(delta batches) folios +$(delta folios) busy +$(delta fallback_busy);" \
-	     "during copies: $4 unmapped, $5 remapped"
-	[ "$(delta batches)" -eq $want ] ||
-		fail "$label: $(delta batches) batches offered, not $want"
+	     "during copies: $4 unmapped, $5 remapped; largest batch $6 folios"
+	# batches of $size folios, or fewer: a folio busy in one pass (a
+	# reference not yet dropped elsewhere) is retried in the next, in
+	# batches of its own
+	[ "$6" -eq $size ] && [ "$(delta batches)" -ge $((4096 / size)) ] ||
+		fail "$label: $(delta batches) batches offered, the largest of $6 folios, not $((4096 / size)) of $size"
 	# with 2 in flight, a chunk may find dcbm's channels all taken by
 	# the one before (fallback_busy): the CPU copies it
 	busy=$(delta fallback_busy)
