@@ -71,12 +71,17 @@ kmake() {
 # builds again with W=1, then print the warnings in any of the files
 # (headers included) that the log has, from the build before too
 w1() {
-	local out=$1 arch=$2 log=$3 f objs=(); shift 3
+	local out=$1 arch=$2 log=$3 f objs=() built; shift 3
+	# the objects of this configuration: those linked into vmlinux and
+	# those of its modules (an incremental build directory may keep the
+	# .o of an earlier configuration, which this one would not build)
+	built=$({ (cd "$out" && ar t vmlinux.a) | sed "s|^.*$out/||"
+		  sed 's/\.o$/.mod/' "$out/modules.order" | (cd "$out" && xargs awk 1); } 2>/dev/null)
 	for f in "$@"; do
 		[[ $f == *.c ]] || continue
 		# with MUST_BUILD, a file the configuration leaves out fails
 		# (it would otherwise pass unseen)
-		if [ -f "$out/${f%.c}.o" ]; then
+		if grep -qxF "${f%.c}.o" <<< "$built"; then
 			objs+=("${f%.c}.o")
 		elif [ -n "${MUST_BUILD:-}" ]; then
 			echo "$f: error: not built in this configuration"
