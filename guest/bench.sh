@@ -254,11 +254,11 @@ pipeline() {
 					chunks "$c"
 					extra="$extra\"batch_pages\":$b,"
 					# unpipelined, the kernel migrator's copy time
-					# (F) and dcbm's engine time per batch
+					# (F); dcbm's time per batch, in each phase
 					ev=
-					[ "$c" = 0 ] && case $mig in
-					kernel) ev="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end" ;;
-					dcbm) ev=dcbm/dcbm_batch ;;
+					case $mig$c in
+					kernel0) ev="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end" ;;
+					dcbm*) ev=dcbm/dcbm_batch ;;
 					esac
 					[ -n "$ev" ] && events on $ev
 					rep pipeline -s "$BENCH_MB" -k "$kb" || { [ -n "$ev" ] && events off $ev; continue; }

@@ -299,6 +299,8 @@ def analyse(objs):
                 if key[1] not in ("none", "kernel") and f:
                     e["amdahl_bound"] = amdahl(f["mean"], key[2])
                     e["overlap_bound"] = overlap_bound(f["mean"], key[2])
+                if key[1] == "dcbm":
+                    e.update(dcbm_phases(srs, data["dcbm_overhead"]))
                 if key[1] == "dcbm" and f and key[2] in engine:
                     speed, cost = engine[key[2]]
                     e["engine_speed"], e["engine_cpu_cost"] = speed, cost
@@ -358,6 +360,24 @@ def engine_bound(f, speed, cost, overlapped):
     return 1 / max(cpu, eng) if overlapped else 1 / (cpu + eng)
 
 
+def dcbm_phases(reps, overheads):
+    """Where dcbm's batches of these reps spent the migrating task's time:
+    the share of move_pages() it fed the engine or waited for it
+    (submission, which waits when a ring is full, and the wait), and the
+    share it spent in dcbm's setup and completion."""
+    ovh = {(o["boot"], o["i"], o["folio_kb"], o.get("batch_pages", 512), o.get("chunk_pages") or 0, o["threads"]): o
+           for o in overheads if o["exp"] == "pipeline"}
+    wait, work = [], []
+    for r in reps:
+        o = ovh.get((r["boot"], r["i"], r["folio_kb"], r.get("batch_pages", 512), r.get("chunk_pages") or 0,
+                     r["threads"]))
+        if not o or not r["move_s"]:
+            continue
+        wait.append(o["batches"] * (o["submit_us"] + o["wait_us"]) / 1e6 / r["move_s"])
+        work.append(o["batches"] * (o["setup_us"] + o["finish_us"]) / 1e6 / r["move_s"])
+    return {"wait_share": summary(wait), "dcbm_cpu_share": summary(work)} if wait else {}
+
+
 def pipeline_engine(kb, bp, kernel, kcopy, by_set, overheads):
     """dcbm's engine, from its unpipelined reps at batch size bp: speed, in
     times the CPU's copy (the kernel migrator's batch copy of the same rep
@@ -367,7 +387,7 @@ def pipeline_engine(kb, bp, kernel, kcopy, by_set, overheads):
            for r in kernel if (r["boot"], r["i"]) in kcopy}
     ovh = {(o["boot"], o["i"], o["threads"]): o for o in overheads
            if o["exp"] == "pipeline" and o["folio_kb"] == kb and o.get("batch_pages", 512) == bp
-           and o.get("bytes")}
+           and not o.get("chunk_pages") and o.get("bytes")}
     out = {}
     for (kern, m, n, c), rs in by_set.items():
         if m != "dcbm" or c:
@@ -630,6 +650,16 @@ def pipeline_section(data):
                    fmt_summary(e["copy_fraction"], 2) if e.get("copy_fraction") else "",
                    f"{e['amdahl_bound']:.2f}" if "amdahl_bound" in e else "",
                    f"{e['overlap_bound']:.2f}" if "overlap_bound" in e else ""] for e in rs])
+    ph = [e for e in rs if e.get("wait_share")]
+    if ph:
+        out += ["", "Where dcbm's batches spent the migrating task's time (`dcbm_batch`), in shares of the "
+                "move_pages() call: feeding the engine or waiting for it (submission, which waits for room "
+                "when a ring is full, and the wait), and in dcbm's setup and completion (mapping, "
+                "descriptors, unmapping, bits). Pipelined, the engine share is what the CPU's work on other "
+                "chunks did not hide.", ""]
+        out += table(["folio", "setting", "batch", "/ vanilla", "engine", "dcbm"],
+                     [[folio_label(e["folio_kb"]), e["setting"], e["batch_pages"], fmt_ratio(e.get("vs_vanilla")),
+                       fmt_summary(e["wait_share"], 2), fmt_summary(e["dcbm_cpu_share"], 2)] for e in ph])
     eng = [e for e in rs if "measured_bound" in e]
     if eng:
         out += ["", "dcbm's engine as measured (`dcbm_batch` tracepoint, unpipelined reps, paired with the "
