@@ -23,15 +23,17 @@ modprobe test_migrator && echo copy > $MIG/test/mode || fail "cannot load test_m
 echo 8192 > $TRACING/buffer_size_kb
 EV="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end set_migration_pte remove_migration_pte"
 
-# Events while a chunk's copy was in flight, and the largest batch offered:
-# "unmapped remapped folios"
+# Events of the migrating task while a chunk's copy was in flight, and the
+# largest batch offered: "unmapped remapped folios". Only the task that
+# began the copy: another CPU may migrate meanwhile (compaction).
 inside() {
-	awk '/mm_migrate_batch_copy_begin:/ { open++
+	awk '{ pid = $1; sub(/.*-/, "", pid) }
+	     /mm_migrate_batch_copy_begin:/ { open++; owner = pid
 		if (match($0, /folios=[0-9]+/) && substr($0, RSTART + 7, RLENGTH - 7) + 0 > max)
 			max = substr($0, RSTART + 7, RLENGTH - 7) + 0 }
 	     /mm_migrate_batch_copy_end:/ { open-- }
-	     open > 0 && /set_migration_pte:/ { set++ }
-	     open > 0 && /remove_migration_pte:/ { rm++ }
+	     open > 0 && pid == owner && /set_migration_pte:/ { set++ }
+	     open > 0 && pid == owner && /remove_migration_pte:/ { rm++ }
 	     END { print set + 0, rm + 0, max + 0 }' $TRACING/trace
 }
 
