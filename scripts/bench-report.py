@@ -269,10 +269,10 @@ def analyse(objs):
     # pipeline: every setting against vanilla (boot pairs), with the bounds
     # of an engine N times the CPU's copy speed, from the kernel migrator's F
     # at the same batch size; vanilla's batch is 512 pages
-    bpages = lambda o: o.get("batch_pages", 512)
     rows = by_exp.get(("pipeline",), [])
-    copy = {(c["boot"], c["i"], c["folio_kb"], bpages(c)): c["copy_s"] for c in data["copy"]
+    copy = {(c["boot"], c["i"], c["folio_kb"], batch_pages(c)): c["copy_s"] for c in data["copy"]
             if c["exp"] == "pipeline"}
+    ovh = {overhead_key(o): o for o in data["dcbm_overhead"] if o["exp"] == "pipeline"}
     res["pipeline"] = []
     for (kb,), rs in sorted(group(rows, "folio_kb").items()):
         vanilla = [r for r in rs if r["kernel"] == "vanilla"]
@@ -284,7 +284,7 @@ def analyse(objs):
             kcopy = {(b, i): v for (b, i, k, p), v in copy.items() if k == kb and p == bp}
             f = summary([kcopy[(r["boot"], r["i"])] / r["move_s"] for r in kernel
                          if (r["boot"], r["i"]) in kcopy and r["move_s"]])
-            engine = pipeline_engine(kb, bp, kernel, kcopy, by_set, data["dcbm_overhead"])
+            engine = pipeline_engine(kernel, kcopy, by_set, ovh)
             if not res["pipeline"] or res["pipeline"][-1]["folio_kb"] != kb:
                 res["pipeline"].append({"folio_kb": kb, "setting": "vanilla", "kernel": "vanilla",
                                         "migrator": "none", "threads": 1, "chunk_pages": 0,
@@ -300,7 +300,7 @@ def analyse(objs):
                     e["amdahl_bound"] = amdahl(f["mean"], key[2])
                     e["overlap_bound"] = overlap_bound(f["mean"], key[2])
                 if key[1] == "dcbm":
-                    e.update(dcbm_phases(srs, data["dcbm_overhead"]))
+                    e.update(dcbm_phases(srs, ovh))
                 if key[1] == "dcbm" and f and key[2] in engine:
                     speed, cost = engine[key[2]]
                     e["engine_speed"], e["engine_cpu_cost"] = speed, cost
@@ -360,17 +360,25 @@ def engine_bound(f, speed, cost, overlapped):
     return 1 / max(cpu, eng) if overlapped else 1 / (cpu + eng)
 
 
-def dcbm_phases(reps, overheads):
+def batch_pages(o):
+    """max_batch_pages of a pipeline record (512, vanilla's, if it has none)."""
+    return o.get("batch_pages", 512)
+
+
+def overhead_key(o):
+    """The rep a dcbm_overhead record belongs to, or the key of a rep."""
+    return (o["boot"], o["i"], o["folio_kb"], batch_pages(o), o.get("chunk_pages") or 0, o["threads"])
+
+
+def dcbm_phases(reps, ovh):
     """Where dcbm's batches of these reps spent the migrating task's time:
     the share of move_pages() it fed the engine or waited for it
     (submission, which waits when a ring is full, and the wait), and the
-    share it spent in dcbm's setup and completion."""
-    ovh = {(o["boot"], o["i"], o["folio_kb"], o.get("batch_pages", 512), o.get("chunk_pages") or 0, o["threads"]): o
-           for o in overheads if o["exp"] == "pipeline"}
+    share it spent in dcbm's setup and completion. ovh: the dcbm_overhead
+    records by overhead_key()."""
     wait, work = [], []
     for r in reps:
-        o = ovh.get((r["boot"], r["i"], r["folio_kb"], r.get("batch_pages", 512), r.get("chunk_pages") or 0,
-                     r["threads"]))
+        o = ovh.get(overhead_key(r))
         if not o or not r["move_s"]:
             continue
         wait.append(o["batches"] * (o["submit_us"] + o["wait_us"]) / 1e6 / r["move_s"])
@@ -378,24 +386,21 @@ def dcbm_phases(reps, overheads):
     return {"wait_share": summary(wait), "dcbm_cpu_share": summary(work)} if wait else {}
 
 
-def pipeline_engine(kb, bp, kernel, kcopy, by_set, overheads):
-    """dcbm's engine, from its unpipelined reps at batch size bp: speed, in
-    times the CPU's copy (the kernel migrator's batch copy of the same rep
-    index and boot, kcopy), and the CPU time of its setup and completion per
-    byte, in CPU copy times. By channel count."""
+def pipeline_engine(kernel, kcopy, by_set, ovh):
+    """dcbm's engine, from its unpipelined reps (by_set: one folio and batch
+    size): speed, in times the CPU's copy (the kernel migrator's batch copy
+    of the same rep index and boot, kcopy), and the CPU time of its setup and
+    completion per byte, in CPU copy times. By channel count."""
     cpu = {(r["boot"], r["i"]): kcopy[(r["boot"], r["i"])] * 1e9 / (r["total_mb"] * 2 ** 20)
            for r in kernel if (r["boot"], r["i"]) in kcopy}
-    ovh = {(o["boot"], o["i"], o["threads"]): o for o in overheads
-           if o["exp"] == "pipeline" and o["folio_kb"] == kb and o.get("batch_pages", 512) == bp
-           and not o.get("chunk_pages") and o.get("bytes")}
     out = {}
-    for (kern, m, n, c), rs in by_set.items():
+    for (_, m, n, c), rs in by_set.items():
         if m != "dcbm" or c:
             continue
         speed, cost = [], []
         for r in rs:
-            o, c_ns = ovh.get((r["boot"], r["i"], n)), cpu.get((r["boot"], r["i"]))
-            if not o or not c_ns:
+            o, c_ns = ovh.get(overhead_key(r)), cpu.get((r["boot"], r["i"]))
+            if not o or not o.get("bytes") or not c_ns:
                 continue
             speed.append(c_ns / ((o["submit_us"] + o["wait_us"]) * 1e3 / o["bytes"]))
             cost.append((o["setup_us"] + o["finish_us"]) * 1e3 / o["bytes"] / c_ns)
