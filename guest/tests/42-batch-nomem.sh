@@ -15,13 +15,17 @@ F=/sys/kernel/debug
 	{ fail "no failslab or fail_page_alloc in this kernel"; finish; }
 TIMES=100000
 
-# range SYMBOL|[MODULE]: "start end" of a function, or of a module's text
+# range SYMBOL|[MODULE]: "start end" of a function, or of a module's text,
+# ending at the next symbol. A module loaded last may have its text above
+# every other symbol (its data in a hole below): then the range ends at the
+# top of the address space, where no other code has symbols.
 range() {
 	sort /proc/kallsyms | awk -v s="$1" '
 		e { next }
 		$2 ~ /^[tT]$/ && (s ~ /^\[/ ? $4 == s : $3 == s) { if (!a) a = $1; l = $1; next }
-		a && $1 != l { e = $1 }
-		END { if (a && e) print "0x" a, "0x" e }'
+		a && $1 != l { e = "0x" $1 }
+		END { if (a && !e && s ~ /^\[/) e = "0xffffffffffffffff"
+		      if (a && e) print "0x" a, e }'
 }
 # DMA-API debugging's own allocations, made while dcbm maps its tables,
 # are spared: failing them turns DMA-API debugging off for the boot (test
