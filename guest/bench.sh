@@ -19,6 +19,8 @@
 #                      kernel's default)
 #   BENCH_PIPE_BATCH   max_batch_pages of the patched kernel's migrators in
 #                      the pipeline experiment, a list (default 512, vanilla's)
+#   BENCH_PIPE_DEPTH   chunks_in_flight of the pipelined settings in the
+#                      pipeline experiment, a list (default: the kernel's)
 #   BENCH_THREADS      threads / channels of mtcopy and dcbm outside the
 #                      thread sweep (default: the number of CPUs)
 #   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
@@ -56,6 +58,8 @@ migrators="none"
 [ "$KERNEL" = patched ] && migrators="none kernel $offload"
 # The pipeline's chunk size measured against 0 (not pipelined)
 [ "$KERNEL" = patched ] && : "${BENCH_CHUNK:=$(cat $MIG/chunk_pages)}"
+[ "$KERNEL" = patched ] && : "${BENCH_PIPE_DEPTH:=$(cat $MIG/chunks_in_flight)}"
+BENCH_PIPE_DEPTH=$(echo "${BENCH_PIPE_DEPTH:-1}" | tr , ' ')
 
 # Select a setting (none, kernel, mtcopy:N, dcbm:N); sets $mig and $n.
 use() {
@@ -232,7 +236,9 @@ latency() {
 # pipelined (chunk_pages $BENCH_CHUNK) and not (0), against vanilla: the
 # kernel migrator (its unpipelined reps give the copy fraction F), mtcopy
 # with one and two helpers (max_workers raised to 2 for it), dcbm on 1, 2
-# and 4 channels.
+# and 4 channels; pipelined, with each of $BENCH_PIPE_DEPTH chunks in
+# flight, and the share of the folios the CPU copied because the migrator
+# was busy with another chunk (stats/fallback_busy).
 pipeline() {
 	set="none kernel"
 	case $offload in *mtcopy*) set="$set mtcopy:2 mtcopy:3" ;; esac
@@ -249,10 +255,17 @@ pipeline() {
 				for b in $bl; do
 				for c in 0 $BENCH_CHUNK; do
 					[ "$m" = none ] && [ "$c" != 0 ] && continue
+					depths=1
+					[ "$c" != 0 ] && depths=$BENCH_PIPE_DEPTH
+				for d in $depths; do
 					use "$m"
 					[ "$KERNEL" = patched ] && echo "$b" > $MIG/max_batch_pages
 					chunks "$c"
 					extra="$extra\"batch_pages\":$b,"
+					if [ "$c" != 0 ]; then
+						echo "$d" > $MIG/chunks_in_flight
+						extra="$extra\"chunks_in_flight\":$d,"
+					fi
 					# unpipelined, the kernel migrator's copy time
 					# (F); dcbm's time per batch, in each phase
 					ev=
@@ -261,7 +274,11 @@ pipeline() {
 					dcbm*) ev=dcbm/dcbm_batch ;;
 					esac
 					[ -n "$ev" ] && events on $ev
+					[ "$KERNEL" = patched ] && snap
 					rep pipeline -s "$BENCH_MB" -k "$kb" || { [ -n "$ev" ] && events off $ev; continue; }
+					case $mig$c in mtcopy0|dcbm0) ;; mtcopy*|dcbm*)
+						echo "{\"type\":\"stats\",\"folio_kb\":$kb,\"folios\":$(delta folios),\"busy\":$(delta fallback_busy)}" | tag pipeline
+					esac
 					[ -n "$ev" ] || continue
 					events off $ev
 					if [ "$mig" = kernel ]; then
@@ -271,11 +288,13 @@ pipeline() {
 					fi
 				done
 				done
+				done
 			done
 		done
 	done
 	[ -z "${workers:-}" ] || echo "$workers" > $MIG/mtcopy/max_workers
-	[ "$KERNEL" = patched ] && echo 512 > $MIG/max_batch_pages
+	[ "$KERNEL" = patched ] && echo 512 > $MIG/max_batch_pages &&
+		echo 1 > $MIG/chunks_in_flight
 }
 
 # Summary of the trace buffer: first-folio latency and inaccessible time.

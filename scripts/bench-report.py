@@ -63,7 +63,14 @@ def setting(o):
         return "vanilla"
     m, n = o["migrator"], o["threads"]
     name = {"none": "default", "kernel": "kernel"}.get(m, f"{m} x{n}" if m == "mtcopy" else f"{m} {n}ch")
-    return name + (f" chunk {o['chunk_pages']}" if o.get("chunk_pages") else "")
+    if not o.get("chunk_pages"):
+        return name
+    return name + f" chunk {o['chunk_pages']}" + (f" {in_flight(o)} in flight" if in_flight(o) > 1 else "")
+
+
+def in_flight(o):
+    """chunks_in_flight of a pipelined record (1, the default, if it has none)."""
+    return o.get("chunks_in_flight") or 1
 
 
 def order(e):
@@ -71,7 +78,7 @@ def order(e):
     mtcopy, dcbm by threads, then batch size."""
     rank = 0 if e["kernel"] == "vanilla" else 1 + ["none", "kernel", "mtcopy", "dcbm"].index(e["migrator"])
     return (e["folio_kb"], e.get("folios_per_call") or 0, rank, e["threads"], e.get("batch_pages") or 0,
-            e.get("chunk_pages") or 0)
+            e.get("chunk_pages") or 0, in_flight(e))
 
 
 def read_lines(paths):
@@ -205,6 +212,7 @@ def analyse(objs):
     reps = kinds.get(("rep",), [])
     data = {"schema": 2, "env": {}, "boots": [], "reps": reps,
             "copy": kinds.get(("copy",), []), "dcbm_overhead": kinds.get(("dcbm_overhead",), []),
+            "stats": kinds.get(("stats",), []),
             "inaccessible": kinds.get(("inaccessible",), []), "memcpy": kinds.get(("memcpy",), []),
             "errors": kinds.get(("error",), []), "results": {}}
     for o in kinds.get(("host",), []):
@@ -273,14 +281,15 @@ def analyse(objs):
     copy = {(c["boot"], c["i"], c["folio_kb"], batch_pages(c)): c["copy_s"] for c in data["copy"]
             if c["exp"] == "pipeline"}
     ovh = {overhead_key(o): o for o in data["dcbm_overhead"] if o["exp"] == "pipeline"}
+    busy = {overhead_key(o): o for o in data["stats"] if o["exp"] == "pipeline"}
     res["pipeline"] = []
     for (kb,), rs in sorted(group(rows, "folio_kb").items()):
         vanilla = [r for r in rs if r["kernel"] == "vanilla"]
         for bp, brs in sorted(group([r for r in rs if r["kernel"] == "patched"], "batch_pages").items(),
                               key=lambda x: x[0][0] or 512):
             bp = bp[0] or 512
-            by_set = group(brs, "kernel", "migrator", "threads", "chunk_pages")
-            kernel = by_set.get(("patched", "kernel", 1, 0), [])
+            by_set = group(brs, "kernel", "migrator", "threads", "chunk_pages", "chunks_in_flight")
+            kernel = by_set.get(("patched", "kernel", 1, 0, None), [])
             kcopy = {(b, i): v for (b, i, k, p), v in copy.items() if k == kb and p == bp}
             f = summary([kcopy[(r["boot"], r["i"])] / r["move_s"] for r in kernel
                          if (r["boot"], r["i"]) in kcopy and r["move_s"]])
@@ -291,8 +300,8 @@ def analyse(objs):
                                         "batch_pages": 512, "gbps": summary([gbps(r) for r in vanilla])})
             for key, srs in by_set.items():
                 e = {"folio_kb": kb, "setting": setting(srs[0]), "kernel": key[0], "migrator": key[1],
-                     "threads": key[2], "chunk_pages": key[3] or 0, "batch_pages": bp,
-                     "gbps": summary([gbps(r) for r in srs]),
+                     "threads": key[2], "chunk_pages": key[3] or 0, "chunks_in_flight": key[4] or 1,
+                     "batch_pages": bp, "gbps": summary([gbps(r) for r in srs]),
                      "vs_vanilla": paired_ratio(kernel_pairs(srs, vanilla, gbps))}
                 if key[1] == "kernel" and not key[3]:
                     e["copy_fraction"] = f
@@ -301,6 +310,10 @@ def analyse(objs):
                     e["overlap_bound"] = overlap_bound(f["mean"], key[2])
                 if key[1] == "dcbm":
                     e.update(dcbm_phases(srs, ovh))
+                b = [busy[overhead_key(r)] for r in srs if overhead_key(r) in busy]
+                if b:
+                    e["busy_share"] = summary([o["busy"] / (o["busy"] + o["folios"])
+                                               for o in b if o["busy"] + o["folios"]])
                 if key[1] == "dcbm" and f and key[2] in engine:
                     speed, cost = engine[key[2]]
                     e["engine_speed"], e["engine_cpu_cost"] = speed, cost
@@ -366,8 +379,9 @@ def batch_pages(o):
 
 
 def overhead_key(o):
-    """The rep a dcbm_overhead record belongs to, or the key of a rep."""
-    return (o["boot"], o["i"], o["folio_kb"], batch_pages(o), o.get("chunk_pages") or 0, o["threads"])
+    """The rep a dcbm_overhead or stats record belongs to, or the key of a rep."""
+    return (o["boot"], o["i"], o["folio_kb"], batch_pages(o), o.get("chunk_pages") or 0, in_flight(o),
+            o["migrator"], o["threads"])
 
 
 def dcbm_phases(reps, ovh):
@@ -394,7 +408,7 @@ def pipeline_engine(kernel, kcopy, by_set, ovh):
     cpu = {(r["boot"], r["i"]): kcopy[(r["boot"], r["i"])] * 1e9 / (r["total_mb"] * 2 ** 20)
            for r in kernel if (r["boot"], r["i"]) in kcopy}
     out = {}
-    for (_, m, n, c), rs in by_set.items():
+    for (_, m, n, c, _), rs in by_set.items():
         if m != "dcbm" or c:
             continue
         speed, cost = [], []
@@ -665,6 +679,21 @@ def pipeline_section(data):
         out += table(["folio", "setting", "batch", "/ vanilla", "engine", "dcbm"],
                      [[folio_label(e["folio_kb"]), e["setting"], e["batch_pages"], fmt_ratio(e.get("vs_vanilla")),
                        fmt_summary(e["wait_share"], 2), fmt_summary(e["dcbm_cpu_share"], 2)] for e in ph])
+    busy = [e for e in rs if e.get("busy_share") and e["chunks_in_flight"] > 1]
+    if busy:
+        out += ["", "With more than one chunk in flight (`chunks_in_flight`), the share of the migrated folios "
+                "the CPU copied in its move because the migrator was busy with another chunk "
+                "(`stats/fallback_busy` over it and `stats/folios`), beside the same setting with one.", ""]
+        same = lambda e: (e["folio_kb"], e["migrator"], e["threads"], e["batch_pages"], e["chunk_pages"])
+        one = {same(e): e for e in rs if e.get("chunk_pages") and e["chunks_in_flight"] == 1}
+        rows = []
+        for e in busy:
+            o = one.get(same(e))
+            rows += [[folio_label(e["folio_kb"]), e["setting"], e["batch_pages"], fmt_ratio(e.get("vs_vanilla")),
+                      fmt_ratio(o.get("vs_vanilla")) if o else "", fmt_summary(e["busy_share"], 2),
+                      fmt_summary(o["busy_share"], 2) if o and o.get("busy_share") else ""]]
+        out += table(["folio", "setting", "batch", "/ vanilla", "/ vanilla, 1 in flight", "CPU-copied (busy)",
+                      "busy, 1 in flight"], rows)
     eng = [e for e in rs if "measured_bound" in e]
     if eng:
         out += ["", "dcbm's engine as measured (`dcbm_batch` tracepoint, unpipelined reps, paired with the "
