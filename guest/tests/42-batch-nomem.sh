@@ -163,9 +163,10 @@ echo "$chunks" > $MIG/chunk_pages
 # allocator (after the batch copy, in migrate_chunk_finish()): when
 # there is none, the migration fails with ENOMEM, as when the unmap phase
 # cannot allocate one (before, move_pages() reported the pages not moved).
-# Page allocations only: the test migrator's own (slab) ones must succeed
-# for it to keep pairs.
+# Page allocations only, and none made from the test migrator's code: its
+# own (slab pages, when it keeps a pair) must succeed for it to keep pairs.
 r=$(range migrate_chunk_finish)
+reject=$(range "[test_migrator]")
 if [ -z "$r" ]; then
 	fail "keep: no address range for migrate_chunk_finish (inlined?)"
 else

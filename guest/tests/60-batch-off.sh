@@ -18,9 +18,11 @@ select_migrator kernel
 echo none > $MIG/reasons
 no_batches "kernel migrator, reasons none"
 
-# move_pages() migrates for MR_SYSCALL ("syscall_or_cpuset")
-echo compaction > $MIG/reasons
-no_batches "kernel migrator, only compaction enabled"
+# move_pages() migrates for MR_SYSCALL ("syscall_or_cpuset"); another
+# reason, one that nothing migrates for meanwhile (compaction could:
+# kcompactd's batches count too)
+echo longterm_pin > $MIG/reasons
+no_batches "kernel migrator, only longterm_pin enabled"
 echo syscall_or_cpuset > $MIG/reasons
 snap
 migbench -s 4 -k 4 -r 1 -V 0,1 > /dev/null || fail "migration with syscall only"

@@ -132,7 +132,10 @@ zero folios "error 100%"
 # settle LABEL: no faults until the orphans have ended
 settle() { faults error 0 1 0; orphans_gone "$1" 60; }
 echo 300 > $D/timeout_ms
-echo 450 > $P/hang_ms || fail "cannot set hang_ms"
+# the stall starts when the copy does, dcbm's timeout when the core waits
+# for it: a pipelined chunk's wait may come up to 250 ms later, and the
+# reset still falls between dcbm's timeout and its terminate (600 ms)
+echo 550 > $P/hang_ms || fail "cannot set hang_ms"
 faults hang 1 1 0
 run "hang 1%" -K
 positive folios "hang 1%"

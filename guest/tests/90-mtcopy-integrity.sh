@@ -48,12 +48,15 @@ migbench -s 4 -k 2048 -r 2 -V 0,1 > /tmp/mb.log 2>&1 ||
 [ "$(delta folios)" -gt 0 ] || fail "chunked copy: nothing copied by mtcopy"
 
 # Small batches (below 64 pages by default) are left to the move phase:
-# waking workers would cost them more than it saves.
+# waking workers would cost them more than it saves. Only move_pages()
+# batches: compaction's, of mTHPs, may reach 64 pages.
+echo syscall_or_cpuset > $MIG/reasons
 snap
 migbench -s 1 -k $BASE_KB -b 16 -r 1 -f 0 -t 1 > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "small batches: data not exact"; }
 [ "$(delta fallback_below_min)" -gt 0 ] && [ "$(delta folios)" -eq 0 ] ||
 	fail "16-page batches: below_min +$(delta fallback_below_min), copied +$(delta folios)"
+echo all > $MIG/reasons
 
 for v in 0 65 -1 abc ""; do write_fails $M/threads "$v"; done
 for v in nowhere "" 1; do write_fails $M/placement "$v"; done

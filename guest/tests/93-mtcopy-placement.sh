@@ -23,6 +23,8 @@ echo $ncpus > $MIG/mtcopy/threads
 echo $ncpus > $MIG/mtcopy/max_workers	# every CPU may have a worker
 echo 1 > $MIG/mtcopy/min_batch_pages
 select_migrator mtcopy
+# only the task's move_pages(): kcompactd's batches would start works too
+echo syscall_or_cpuset > $MIG/reasons
 
 # works_on CPUS [CPUSET]: move 32 MiB (64K and 2M folios, node 0 to 1) with
 # the task confined to CPUS by its affinity, or by the cgroup CPUSET whose
@@ -80,6 +82,7 @@ echo "task on CPU 0: works on CPUs: $(sort -u /tmp/works | tr '\n' ' ')"
 [ ! -s /tmp/works ] || fail "task on CPU 0 alone: works ran"
 
 select_migrator none
+echo all > $MIG/reasons
 echo 64 > $MIG/mtcopy/min_batch_pages
 echo 2 > $MIG/mtcopy/threads
 rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
