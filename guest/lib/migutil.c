@@ -718,6 +718,36 @@ out:
 	free(nodes);
 }
 
+/*
+ * The pages whose status says they moved to @node but that are elsewhere: a
+ * migration that reported a folio it gave up as migrated. Returns their
+ * number (with a message for the first), or -1 if the query failed.
+ */
+static long status_false_moves(void **addrs, const int *status,
+			       unsigned long n, int node)
+{
+	int *now = malloc(n * sizeof(*now) + 1);
+	unsigned long i;
+	long bad = 0;
+
+	if (!now || query_nodes(addrs, n, now)) {
+		free(now);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (status[i] != node || now[i] == node)
+			continue;
+		if (!bad++)
+			fprintf(stderr, "move_pages: page %p reported moved to node %d, but is on node %d\n",
+				addrs[i], node, now[i]);
+	}
+	if (bad)
+		fprintf(stderr, "move_pages: %ld pages reported moved to node %d are not there\n",
+			bad, node);
+	free(now);
+	return bad;
+}
+
 int move_range_marked;
 
 static void mark(void)
@@ -769,6 +799,10 @@ long move_range(void *buf, size_t len, size_t step, int node,
 		}
 	}
 	mark();
+	if (status_false_moves(pages, status, n, node)) {
+		ret = -1;
+		goto out;
+	}
 	retry_transient(pages, status, n, node, &local);
 	ret = settle_status(pages, status, n, node, &local);
 out:
@@ -801,6 +835,8 @@ long move_addrs(void **addrs, unsigned long n, int node, uint64_t *ns)
 	if (rc < 0)
 		fprintf(stderr, "move_pages(%lu pages to node %d): %s\n", n,
 			node, strerror(errno));
+	else if (n && status_false_moves(addrs, status, n, node))
+		rc = -1;
 out:
 	free(nodes);
 	free(status);

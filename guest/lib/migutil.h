@@ -120,8 +120,8 @@ struct move_stats {
  * address every @step bytes and at most @per_call addresses per call
  * (0 = all in one call), then once more the pages a transient status
  * (-EBUSY, -ENOENT, -EAGAIN) kept back.  Returns the number of passed pages
- * that did not end up on @node, or -1 if the syscall itself failed.  @st
- * may be NULL.
+ * that did not end up on @node, or -1 if the syscall itself failed or
+ * reported a page moved that is not on @node.  @st may be NULL.
  */
 long move_range(void *buf, size_t len, size_t step, int node,
 		unsigned long per_call, struct move_stats *st);
@@ -133,8 +133,9 @@ long move_range(void *buf, size_t len, size_t step, int node,
 extern int move_range_marked;
 /*
  * One move_pages(MPOL_MF_MOVE) of the @n pages at @addrs to @node; the time
- * spent in it into @ns.  Its return value: -1 (with a message) if it failed,
- * else the number of pages it reports not migrated.
+ * spent in it into @ns.  Its return value: -1 (with a message) if it failed
+ * or reported a page moved that is not on @node, else the number of pages
+ * it reports not migrated.
  */
 long move_addrs(void **addrs, unsigned long n, int node, uint64_t *ns);
 

@@ -159,12 +159,15 @@ done
 
 echo "$chunks" > $MIG/chunk_pages
 
-# A pair the migrator kept gets a new destination from the migration's
-# allocator (after the batch copy, in migrate_chunk_finish()): when
-# there is none, the migration fails with ENOMEM, as when the unmap phase
-# cannot allocate one (before, move_pages() reported the pages not moved).
-# Page allocations only, and none made from the test migrator's code: its
-# own (slab pages, when it keeps a pair) must succeed for it to keep pairs.
+# A pair the migrator kept is given up at once, as a move that failed:
+# nothing is allocated for it (the core used to allocate a new destination
+# in migrate_chunk_finish() and, without one, failed the whole call with
+# ENOMEM). So with every page allocation made there failing, no allocation
+# fails, move_pages() never fails with ENOMEM, every page's status is
+# exact (migbench: none reported moved that is not) and no folio stays
+# isolated. Page allocations only, and none made from the test migrator's
+# code: its own (slab pages, when it keeps a pair) must succeed for it to
+# keep pairs.
 r=$(range migrate_chunk_finish)
 reject=$(range "[test_migrator]")
 if [ -z "$r" ]; then
@@ -173,22 +176,29 @@ else
 	echo 512 > $MIG/max_batch_pages	# the core's bitmaps on the stack
 	modprobe test_migrator && echo keep > $MIG/test/mode &&
 		select_migrator test || fail "keep: cannot select the test migrator"
+	iso0=$(isolated_pages)
 	# shellcheck disable=SC2086  # two words
 	inject $r fail_page_alloc
 	snap
-	sh -c 'echo 1 > /proc/self/make-it-fail && exec migbench -s 4 -k 4 -r 1 -V 0,1' \
+	sh -c 'echo 1 > /proc/self/make-it-fail && exec migbench -s 4 -k 4,64 -r 2 -V 0,1 -K' \
 		> /tmp/nomem.log 2>&1
+	rc=$?
 	n=$(( TIMES - $(cat $F/fail_page_alloc/times) ))
 	stop
 	echo "keep: $n allocations failed; kept +$(delta kept)"
 	cat /tmp/nomem.log
 	[ "$(delta kept)" -gt 0 ] || fail "keep: no pair kept"
-	if grep -q 'move_pages(.*): Cannot allocate memory' /tmp/nomem.log; then
-		pass "keep: move_pages() failed with ENOMEM without new destinations"
+	[ "$n" -eq 0 ] && pass "keep: nothing allocated for kept pairs" ||
+		fail "keep: $n allocations for kept pairs (failed by injection)"
+	if grep -q 'Cannot allocate memory' /tmp/nomem.log; then
+		fail "keep: move_pages() failed with ENOMEM"
+	elif [ $rc -ne 0 ]; then
+		fail "keep: migbench -K failed ($rc): a status or a page wrong"
 	else
-		fail "keep: move_pages() did not fail with ENOMEM without new destinations"
+		pass "keep: no ENOMEM, every status exact, every byte kept"
 	fi
 	test_migrator_idle keep
+	isolated_back "$iso0" keep
 	echo copy > $MIG/test/mode
 fi
 select_migrator none

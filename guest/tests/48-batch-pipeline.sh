@@ -84,6 +84,42 @@ for m in kernel test mtcopy dcbm; do
 	run $m 128 1
 	run $m 64 2
 done
+# Moves retried at the next cut: page-cache references that come and go
+# (migcheck -S: threads splicing the memfd into pipes) make moves of its
+# shmem folios fail with -EAGAIN. Such a pair gets its other tries at the
+# next cut and is given up there if it still fails (before: at the end of
+# the batch), so no folio of a 4096-page batch stays unmapped across more
+# than depth + 2 chunk starts of its task: its own, the one that moves it,
+# the one of its retries. spans: the largest number of copy_begin events
+# between a folio's unmap and its remap, and how many folios were remapped
+# only after depth + 2 (retried at the next cut, or later).
+spans() {	# DEPTH
+	awk -v d="$1" '{ pid = $1; sub(/.*-/, "", pid) }
+	     /mm_migrate_batch_copy_begin:/ { if (!owner) owner = pid; if (pid == owner) n++ }
+	     pid != owner { next }
+	     /(set|remove)_migration_pte:/ { match($0, /addr=[0-9a-fx]+/); a = substr($0, RSTART, RLENGTH) }
+	     /set_migration_pte:/ { at[a] = n }
+	     /remove_migration_pte:/ && (a in at) { s = n - at[a]; if (s > max) max = s
+		if (s >= d + 2) late++; delete at[a] }
+	     END { print max + 0, late + 0 }' $TRACING/trace
+}
+echo 4096 > $MIG/max_batch_pages
+for depth_r in 1 2; do
+	label="retried moves, $depth_r in flight"
+	select_migrator test && echo 128 > $MIG/chunk_pages &&
+		echo $depth_r > $MIG/chunks_in_flight || { fail "$label: settings rejected"; continue; }
+	events on $EV
+	migcheck -q -m memfd -c move_pages -k "$BASE_KB" -s $((BASE_KB * 4)) -n 0,1,0,1,0 -S 2 \
+		> /tmp/mc.log 2>&1 || { cat /tmp/mc.log; fail "$label: data or nodes wrong"; }
+	events off $EV
+	set -- $(spans $depth_r)
+	echo "$label: a folio unmapped across at most $1 chunk starts; $2 remapped after $((depth_r + 2))"
+	[ "$1" -le $((depth_r + 2)) ] &&
+		pass "$label: every folio remapped within $((depth_r + 2)) chunk starts" ||
+		fail "$label: a folio stayed unmapped across $1 chunk starts (retried at the end of the batch?)"
+done
+echo 512 > $MIG/max_batch_pages
+
 select_migrator none
 echo "$chunk" > $MIG/chunk_pages
 echo "$depth" > $MIG/chunks_in_flight

@@ -11,7 +11,8 @@
 # as ioat's does, must not leave an orphan for ever. Every byte must still arrive (the CPU copies what the DMA did
 # not); a folio whose pair dcbm kept stays where it was while its source
 # is held (its move fails), with its bytes, and migbench -K lets no more
-# folios stay behind than were kept. stats/ must count the fallbacks, and
+# folios stay behind than were kept, nor any reported moved that is not;
+# none may stay isolated. stats/ must count the fallbacks, and
 # once the faults stop, the channels must copy again without any fallback.
 . /opt/mig/tests/lib.sh
 
@@ -20,6 +21,7 @@ D=$MIG/dcbm
 
 dcbm_load 4
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
+iso0=$(isolated_pages)
 
 # run LABEL [-K]: verified hops of 4K and 2M folios under the current
 # faults; -K for hung descriptors: the folios of kept pairs may stay behind
@@ -182,6 +184,9 @@ for c in fallback_error fallback_timeout fallback_nomem fallback_busy fallback_i
 	zero $c "no faults"
 done
 dmesg | grep -q "dcbm: .*cannot terminate" && fail "a channel could not be terminated"
+# every pair kept was given back: no folio left isolated (migbench also
+# checked that no page was reported moved that had not)
+isolated_back "$iso0" "after the hangs"
 select_migrator none || fail "cannot deselect dcbm"
 rmmod swdma || fail "cannot unload swdma"
 

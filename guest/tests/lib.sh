@@ -288,6 +288,15 @@ node_meminfo() {
 }
 # vmstat FIELD
 vmstat() { awk -v f="$1" '$1 == f { print $2 }' /proc/vmstat; }
+# Base pages isolated for migration, of every kind
+isolated_pages() { echo $(( $(vmstat nr_isolated_anon) + $(vmstat nr_isolated_file) )); }
+isolated_back() {	# BEFORE LABEL: no folio left isolated (10 s for others' to end)
+	i=0
+	while [ "$(isolated_pages)" -gt "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ "$(isolated_pages)" -le "$1" ] &&
+		pass "$2: no folio left isolated (nr_isolated_* $1 -> $(isolated_pages))" ||
+		fail "$2: $(( $(isolated_pages) - $1 )) pages left isolated (nr_isolated_anon/file)"
+}
 # held_start ARGS: pathcheck -w ARGS in the background; returns once it holds
 # its data (or died). held_finish lets it go on, shows its report and
 # returns its exit status.
