@@ -21,6 +21,9 @@
 #                      the pipeline experiment, a list (default 512, vanilla's)
 #   BENCH_PIPE_DEPTH   chunks_in_flight of the pipelined settings in the
 #                      pipeline experiment, a list (default: the kernel's)
+#   BENCH_TOUCH        touchers in the latency experiment (migbench -R:
+#                      threads holding references on the region's pages
+#                      while it moves), a list (default "0 2")
 #   BENCH_THREADS      threads / channels of mtcopy and dcbm outside the
 #                      thread sweep (default: the number of CPUs)
 #   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
@@ -35,8 +38,9 @@ here=$(dirname "$0")
 : "${BENCH_SIZES:=4,16,64,128,256,512,1024,2048}" "${BENCH_FULL:=0}"
 : "${BENCH_EXPERIMENTS:=sizes count threads latency pipeline}" "${BENCH_THREADS:=$(nproc)}"
 : "${BENCH_FROM:=0}" "${BENCH_TO:=1}" "${BENCH_OFFLOAD=mtcopy dcbm}"
-: "${BENCH_PIPE_BATCH:=512}"
+: "${BENCH_PIPE_BATCH:=512}" "${BENCH_TOUCH:=0 2}"
 BENCH_PIPE_BATCH=$(echo "$BENCH_PIPE_BATCH" | tr , ' ')
+BENCH_TOUCH=$(echo "$BENCH_TOUCH" | tr , ' ')
 [ -d $MIG ] && : "${KERNEL:=patched}" || : "${KERNEL:=vanilla}"
 sizes=$(echo "$BENCH_SIZES" | tr , ' ')
 T=$TRACING
@@ -57,8 +61,8 @@ fi
 migrators="none"
 [ "$KERNEL" = patched ] && migrators="none kernel $offload"
 # The pipeline's chunk size measured against 0 (not pipelined)
-[ "$KERNEL" = patched ] && : "${BENCH_CHUNK:=$(cat $MIG/chunk_pages)}"
-[ "$KERNEL" = patched ] && : "${BENCH_PIPE_DEPTH:=$(cat $MIG/chunks_in_flight)}"
+[ "$KERNEL" = patched ] && : "${BENCH_CHUNK:=$(cat $TUN/chunk_pages)}"
+[ "$KERNEL" = patched ] && : "${BENCH_PIPE_DEPTH:=$(cat $TUN/chunks_in_flight)}"
 BENCH_PIPE_DEPTH=$(echo "${BENCH_PIPE_DEPTH:-1}" | tr , ' ')
 
 # Select a setting (none, kernel, mtcopy:N, dcbm:N); sets $mig and $n.
@@ -68,16 +72,16 @@ use() {
 	[ "$KERNEL" = patched ] || return 0
 	echo none > $MIG/migrator	# dcbm's channel count cannot change while selected
 	case $mig in
-	mtcopy) echo "$n" > $MIG/mtcopy/threads ;;
-	dcbm) echo "$n" > $MIG/dcbm/nr_channels ;;
+	mtcopy) echo "$n" > $MTCOPY/threads ;;
+	dcbm) echo "$n" > $DCBM/nr_channels ;;
 	esac
 	echo "$mig" > $MIG/migrator
-	echo 0 > $MIG/chunk_pages
+	echo 0 > $TUN/chunk_pages
 }
 
 # Pipeline the batches in chunks of $1 pages (0: not) from now on
 chunks() {
-	[ "$KERNEL" = patched ] && echo "$1" > $MIG/chunk_pages
+	[ "$KERNEL" = patched ] && echo "$1" > $TUN/chunk_pages
 	extra="\"chunk_pages\":$1,"
 }
 
@@ -216,20 +220,22 @@ latency() {
 				for c in 0 $BENCH_CHUNK; do
 					# vanilla's batch is 512 pages; so is the default's
 					[ "$m" = none ] && { [ "$b" != 512 ] || [ "$c" != 0 ]; } && continue
+				for t in $BENCH_TOUCH; do
 					use "$m"
-					[ "$KERNEL" = patched ] && echo "$b" > $MIG/max_batch_pages
+					[ "$KERNEL" = patched ] && echo "$b" > $TUN/max_batch_pages
 					chunks "$c"
 					events on $ev
-					extra="$extra\"batch_pages\":$b,"
-					rep latency -s "$top" -k "$kb" || { events off $ev; continue; }
+					extra="$extra\"batch_pages\":$b,\"touchers\":$t,"
+					rep latency -s "$top" -k "$kb" -R "$t" || { events off $ev; continue; }
 					events off $ev
 					inaccessible "$kb" | tag latency
+				done
 				done
 				done
 			done
 		done
 	done
-	[ "$KERNEL" = patched ] && echo 512 > $MIG/max_batch_pages
+	[ "$KERNEL" = patched ] && echo 512 > $TUN/max_batch_pages
 }
 
 # Experiment "pipeline": throughput per folio size with the batches
@@ -244,8 +250,8 @@ pipeline() {
 	case $offload in *mtcopy*) set="$set mtcopy:2 mtcopy:3" ;; esac
 	case $offload in *dcbm*) set="$set dcbm:1 dcbm:2 dcbm:4" ;; esac
 	[ "$KERNEL" = patched ] || set=none
-	[ -d $MIG/mtcopy ] && workers=$(cat $MIG/mtcopy/max_workers) &&
-		echo 2 > $MIG/mtcopy/max_workers
+	[ -d $MTCOPY ] && workers=$(cat $MTCOPY/max_workers) &&
+		echo 2 > $MTCOPY/max_workers
 	batches=$BENCH_PIPE_BATCH	# vanilla's and the default's: 512
 	for kb in $sizes; do
 		for i in $(seq "$BENCH_REPS"); do
@@ -259,11 +265,11 @@ pipeline() {
 					[ "$c" != 0 ] && depths=$BENCH_PIPE_DEPTH
 				for d in $depths; do
 					use "$m"
-					[ "$KERNEL" = patched ] && echo "$b" > $MIG/max_batch_pages
+					[ "$KERNEL" = patched ] && echo "$b" > $TUN/max_batch_pages
 					chunks "$c"
 					extra="$extra\"batch_pages\":$b,"
 					if [ "$c" != 0 ]; then
-						echo "$d" > $MIG/chunks_in_flight
+						echo "$d" > $TUN/chunks_in_flight
 						extra="$extra\"chunks_in_flight\":$d,"
 					fi
 					# unpipelined, the kernel migrator's copy time
@@ -275,7 +281,9 @@ pipeline() {
 					esac
 					[ -n "$ev" ] && events on $ev
 					[ "$KERNEL" = patched ] && snap
+					t0=$(tlb_ipis)
 					rep pipeline -s "$BENCH_MB" -k "$kb" || { [ -n "$ev" ] && events off $ev; continue; }
+					[ -z "$t0" ] || echo "{\"type\":\"tlb\",\"folio_kb\":$kb,\"ipis\":$(( $(tlb_ipis) - t0 ))}" | tag pipeline
 					case $mig$c in mtcopy0|dcbm0) ;; mtcopy*|dcbm*)
 						echo "{\"type\":\"stats\",\"folio_kb\":$kb,\"folios\":$(delta folios),\"busy\":$(delta fallback_busy)}" | tag pipeline
 					esac
@@ -292,9 +300,15 @@ pipeline() {
 			done
 		done
 	done
-	[ -z "${workers:-}" ] || echo "$workers" > $MIG/mtcopy/max_workers
-	[ "$KERNEL" = patched ] && echo 512 > $MIG/max_batch_pages &&
-		echo 1 > $MIG/chunks_in_flight
+	[ -z "${workers:-}" ] || echo "$workers" > $MTCOPY/max_workers
+	[ "$KERNEL" = patched ] && echo 512 > $TUN/max_batch_pages &&
+		echo 1 > $TUN/chunks_in_flight
+}
+
+# TLB shootdown IPIs received by all CPUs so far (x86's "TLB" line in
+# /proc/interrupts; empty where there is none)
+tlb_ipis() {
+	awk '$1 == "TLB:" { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i; print s }' /proc/interrupts
 }
 
 # Summary of the trace buffer: first-folio latency and inaccessible time.

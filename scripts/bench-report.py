@@ -212,7 +212,7 @@ def analyse(objs):
     reps = kinds.get(("rep",), [])
     data = {"schema": 2, "env": {}, "boots": [], "reps": reps,
             "copy": kinds.get(("copy",), []), "dcbm_overhead": kinds.get(("dcbm_overhead",), []),
-            "stats": kinds.get(("stats",), []),
+            "stats": kinds.get(("stats",), []), "tlb": kinds.get(("tlb",), []),
             "inaccessible": kinds.get(("inaccessible",), []), "memcpy": kinds.get(("memcpy",), []),
             "errors": kinds.get(("error",), []), "results": {}}
     for o in kinds.get(("host",), []):
@@ -252,26 +252,30 @@ def analyse(objs):
             res["sizes"].append(e)
 
     # latency: each rep joined with the summary of its trace
-    key = ("kernel", "boot", "migrator", "threads", "i", "batch_pages", "chunk_pages", "folio_kb")
+    key = ("kernel", "boot", "migrator", "threads", "i", "batch_pages", "chunk_pages", "folio_kb", "touchers")
     trace = {tuple(o.get(k) for k in key): o for o in data["inaccessible"]}
     joined = [{**r, **trace.get(tuple(r.get(k) for k in key), {})} for r in by_exp.get(("latency",), [])]
     res["latency"] = []
-    vanilla_lat = {kb: rs for (kb,), rs in group([j for j in joined if j["kernel"] == "vanilla"],
-                                                  "folio_kb").items()}
-    for (kb, kern, m, t, bp, cp), js in sorted(group(joined, "folio_kb", "kernel", "migrator", "threads",
-                                                     "batch_pages", "chunk_pages").items(),
-                                               key=lambda x: str(x[0])):
+    vanilla_lat = {k: rs for k, rs in group([j for j in joined if j["kernel"] == "vanilla"],
+                                            "folio_kb", "touchers").items()}
+    for (kb, tch, kern, m, t, bp, cp), js in sorted(group(joined, "folio_kb", "touchers", "kernel", "migrator",
+                                                          "threads", "batch_pages", "chunk_pages").items(),
+                                                    key=lambda x: str(x[0])):
         e = {"folio_kb": kb, "setting": setting(js[0]), "kernel": kern, "migrator": m, "threads": t,
-             "batch_pages": bp, "chunk_pages": cp or 0, "reps": len(js),
+             "batch_pages": bp, "chunk_pages": cp or 0, "touchers": tch or 0, "reps": len(js),
              "first_ms": summary([j["first_ms_median"] for j in js if "first_ms_median" in j]),
              "inaccessible_ms_median": summary([j["inacc_ms_median"] for j in js if "inacc_ms_median" in j]),
              "inaccessible_ms_p99": summary([j["inacc_ms_p99"] for j in js if "inacc_ms_p99" in j]),
              "inaccessible_ms_max": summary([j["inacc_ms_max"] for j in js if "inacc_ms_max" in j]),
              "gbps": summary([gbps(j) for j in js])}
-        if kern == "patched" and m == "none" and kb in vanilla_lat:
+        vl = vanilla_lat.get((kb, tch), [])
+        if kern == "patched" and m == "none" and not tch and vl:
             e["first_vs_vanilla"] = paired_ratio(kernel_pairs(
                 [j for j in js if "first_ms_median" in j],
-                [j for j in vanilla_lat[kb] if "first_ms_median" in j], lambda j: j["first_ms_median"]))
+                [j for j in vl if "first_ms_median" in j], lambda j: j["first_ms_median"]))
+        vp99 = summary([j["inacc_ms_p99"] for j in vl if "inacc_ms_p99" in j])
+        if vp99 and e["inaccessible_ms_max"]:
+            e["max_vs_vanilla_p99"] = e["inaccessible_ms_max"]["mean"] / vp99["mean"]
         res["latency"].append(e)
 
     # pipeline: every setting against vanilla (boot pairs), with the bounds
@@ -282,7 +286,9 @@ def analyse(objs):
             if c["exp"] == "pipeline"}
     ovh = {overhead_key(o): o for o in data["dcbm_overhead"] if o["exp"] == "pipeline"}
     busy = {overhead_key(o): o for o in data["stats"] if o["exp"] == "pipeline"}
-    res["pipeline"] = []
+    tlb = {overhead_key(o): o for o in data["tlb"] if o["exp"] == "pipeline"}
+    ipis = lambda srs: summary([tlb[overhead_key(r)]["ipis"] / (r["total_mb"] / 1024) for r in srs
+                                if overhead_key(r) in tlb and r["total_mb"]])
     for (kb,), rs in sorted(group(rows, "folio_kb").items()):
         vanilla = [r for r in rs if r["kernel"] == "vanilla"]
         for bp, brs in sorted(group([r for r in rs if r["kernel"] == "patched"], "batch_pages").items(),
@@ -297,12 +303,14 @@ def analyse(objs):
             if not res["pipeline"] or res["pipeline"][-1]["folio_kb"] != kb:
                 res["pipeline"].append({"folio_kb": kb, "setting": "vanilla", "kernel": "vanilla",
                                         "migrator": "none", "threads": 1, "chunk_pages": 0,
-                                        "batch_pages": 512, "gbps": summary([gbps(r) for r in vanilla])})
+                                        "batch_pages": 512, "gbps": summary([gbps(r) for r in vanilla]),
+                                        "tlb_ipis_per_gib": ipis(vanilla)})
             for key, srs in by_set.items():
                 e = {"folio_kb": kb, "setting": setting(srs[0]), "kernel": key[0], "migrator": key[1],
                      "threads": key[2], "chunk_pages": key[3] or 0, "chunks_in_flight": key[4] or 1,
                      "batch_pages": bp, "gbps": summary([gbps(r) for r in srs]),
-                     "vs_vanilla": paired_ratio(kernel_pairs(srs, vanilla, gbps))}
+                     "vs_vanilla": paired_ratio(kernel_pairs(srs, vanilla, gbps)),
+                     "tlb_ipis_per_gib": ipis(srs)}
                 if key[1] == "kernel" and not key[3]:
                     e["copy_fraction"] = f
                 if key[1] not in ("none", "kernel") and f:
@@ -487,7 +495,7 @@ def default_section(data):
     for e in data["results"]["latency"]:
         if "first_vs_vanilla" in e:
             v = next((x for x in data["results"]["latency"] if x["kernel"] == "vanilla"
-                      and x["folio_kb"] == e["folio_kb"]), None)
+                      and x["folio_kb"] == e["folio_kb"] and not x.get("touchers")), None)
             r = e["first_vs_vanilla"]
             lat_rows.append([folio_label(e["folio_kb"]), fmt_range(v and v["first_ms"]),
                              fmt_range(e["first_ms"]), fmt_ratio(r), verdict(r, TOLERANCE, cost=True)])
@@ -639,12 +647,18 @@ def latency_section(data):
            "One move_pages() call of a region as large as the largest batch, with tracepoints vanilla has: "
            "first-folio latency from mm_migrate_pages_start to the call's first remove_migration_pte/pmd; "
            "inaccessible time of each folio from its set_migration_pte/pmd to its remove_migration_pte/pmd "
-           "(median and 99th percentile over the folios of a rep; means over reps). Vanilla's batch is 512 "
-           "pages.", ""]
-    out += table(["folio", "setting", "batch pages", "first folio ms", "inaccessible median ms", "p99 ms",
-                  "GB/s"],
-                 [[folio_label(e["folio_kb"]), e["setting"], e["batch_pages"], fmt_summary(e["first_ms"]),
+           "(median, 99th percentile and maximum over the folios of a rep; means over reps). Vanilla's batch "
+           "is 512 pages. Touchers: threads that keep vmsplice()ing parts of the region into pipes while it "
+           "moves (migbench -R), holding page references as page-cache readers do, so that moves fail with "
+           "-EAGAIN and are retried. max / vanilla p99: the maximum against vanilla's 99th percentile with "
+           "as many touchers (the goal: at most 2).", ""]
+    out += table(["folio", "touchers", "setting", "batch pages", "chunk", "first folio ms", "inaccessible median ms",
+                  "p99 ms", "max ms", "max / vanilla p99", "GB/s"],
+                 [[folio_label(e["folio_kb"]), e.get("touchers", 0), e["setting"], e["batch_pages"],
+                   e["chunk_pages"] or "", fmt_summary(e["first_ms"]),
                    fmt_summary(e["inaccessible_ms_median"]), fmt_summary(e["inaccessible_ms_p99"]),
+                   fmt_summary(e["inaccessible_ms_max"]),
+                   f"{e['max_vs_vanilla_p99']:.2f}" if "max_vs_vanilla_p99" in e else "",
                    fmt_summary(e["gbps"])] for e in rs])
     return out
 
@@ -694,6 +708,15 @@ def pipeline_section(data):
                       fmt_summary(o["busy_share"], 2) if o and o.get("busy_share") else ""]]
         out += table(["folio", "setting", "batch", "/ vanilla", "/ vanilla, 1 in flight", "CPU-copied (busy)",
                       "busy, 1 in flight"], rows)
+    tl = [e for e in rs if e.get("tlb_ipis_per_gib")]
+    if tl:
+        out += ["", "TLB shootdown IPIs received by all CPUs (/proc/interrupts, `TLB`) per GiB moved: the pipeline "
+                "flushes once per chunk, where vanilla flushes once per batch (x86 only: arm64 broadcasts "
+                "its TLB invalidations).", ""]
+        out += table(["folio", "setting", "batch", "chunk", "in flight", "TLB IPIs per GiB"],
+                     [[folio_label(e["folio_kb"]), e["setting"], e["batch_pages"], e.get("chunk_pages") or "",
+                       e.get("chunks_in_flight", "") if e.get("chunk_pages") else "",
+                       fmt_summary(e["tlb_ipis_per_gib"], 0)] for e in tl])
     eng = [e for e in rs if "measured_bound" in e]
     if eng:
         out += ["", "dcbm's engine as measured (`dcbm_batch` tracepoint, unpipelined reps, paired with the "

@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "migutil.h"
@@ -51,6 +53,7 @@ struct opts {
 	int json;
 	const char *engine;		/* -e: name prefix of copy-engine threads */
 	int kept_stay;			/* -K: kept folios may stay behind */
+	int touchers;			/* -R: threads holding page references */
 };
 
 /* How one size is moved: address step and addresses per call. */
@@ -88,6 +91,11 @@ static void usage(FILE *f)
 "            on the target node or where it was, every byte exact, and\n"
 "            at most the kept folios split; the same batches, in one call\n"
 "            per batch list\n"
+"  -R N      N threads touch the region while it is moved: each keeps\n"
+"            vmsplice()ing a random 64 KiB of it into a pipe and reading\n"
+"            it back, holding references on its pages meanwhile, as\n"
+"            page-cache readers do (moves of those folios fail with\n"
+"            -EAGAIN and are retried)\n"
 "  -I        mark each timed move for the instruction-count plugin\n"
 "            (personality(0xffffffff) before and after; docs/benchmark.md)\n"
 "exit: 0 ok, 1 verification failure, 2 setup failure\n");
@@ -170,6 +178,8 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case 'I':
 		move_range_marked = 1;
 		return 0;
+	case 'R':
+		return parse_int(arg, &o->touchers) || o->touchers > MAX_THREADS;
 	case 'h':
 		usage(stdout);
 		exit(0);
@@ -181,7 +191,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:KIh")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:KIR:h")) != -1) {
 		if (parse_opt(c, optarg, o)) {
 			if (c != '?')
 				fprintf(stderr, "migbench: bad argument for -%c: '%s'\n",
@@ -556,9 +566,79 @@ static void print_move(const struct opts *o, const struct move_plan *mp,
  * and the next migrate_pages() splits it. Moving the same buffer back and
  * forth would time 4K folios from the second rep on.
  */
+/* ---- touchers: page references that come and go ---------------------- */
+
+#define TOUCH_WINDOW	(64UL << 10)
+
+struct toucher {
+	pthread_t tid;
+	char *buf;
+	size_t len;
+	int pipe[2];
+	unsigned int seed;
+};
+
+static int touchers_stop;
+
+static void *toucher_main(void *arg)
+{
+	struct toucher *t = arg;
+	static char sink[TOUCH_WINDOW];
+	size_t windows = t->len / TOUCH_WINDOW;
+	struct iovec iov;
+	ssize_t n;
+
+	while (windows && !__atomic_load_n(&touchers_stop, __ATOMIC_RELAXED)) {
+		iov.iov_base = t->buf + (rand_r(&t->seed) % windows) * TOUCH_WINDOW;
+		iov.iov_len = TOUCH_WINDOW;
+		n = vmsplice(t->pipe[1], &iov, 1, 0);
+		while (n > 0) {
+			ssize_t r = read(t->pipe[0], sink, n);
+
+			if (r <= 0)
+				break;
+			n -= r;
+		}
+	}
+	return NULL;
+}
+
+/* Start @nt touchers of [@buf, @buf + @len); how many started. */
+static int touchers_start(struct toucher *ts, int nt, void *buf, size_t len)
+{
+	int i;
+
+	__atomic_store_n(&touchers_stop, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < nt; i++) {
+		ts[i] = (struct toucher){ .buf = buf, .len = len, .seed = i + 1 };
+		if (pipe(ts[i].pipe))
+			break;
+		if (pthread_create(&ts[i].tid, NULL, toucher_main, &ts[i])) {
+			close(ts[i].pipe[0]);
+			close(ts[i].pipe[1]);
+			break;
+		}
+	}
+	return i;
+}
+
+static void touchers_join(struct toucher *ts, int nt)
+{
+	int i;
+
+	__atomic_store_n(&touchers_stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < nt; i++) {
+		pthread_join(ts[i].tid, NULL);
+		close(ts[i].pipe[0]);
+		close(ts[i].pipe[1]);
+	}
+}
+
 static int bench_rep(const struct opts *o, const struct move_plan *mp,
 		     int rep, double *out, unsigned long *busy, struct cpu_times *sum)
 {
+	struct toucher ts[MAX_THREADS];
+	int nt;
 	uint64_t seed = seed_for(mp->kb, rep), ns;
 	struct cpu_times cost = { 0 };
 	unsigned long calls = 0;
@@ -569,7 +649,15 @@ static int bench_rep(const struct opts *o, const struct move_plan *mp,
 	if (!buf)
 		return err;
 	fill_pattern(buf, mp->len, seed);
+	nt = touchers_start(ts, o->touchers, buf, mp->len);
+	if (nt < o->touchers) {
+		touchers_join(ts, nt);
+		region_free(buf, mp->len);
+		fprintf(stderr, "migbench: cannot start %d touchers\n", o->touchers);
+		return EXIT_SETUP;
+	}
 	ns = move_verified(o, mp, buf, o->to, seed, 1, busy, &cost, &calls);
+	touchers_join(ts, nt);
 	region_free(buf, mp->len);
 	if (!ns)
 		return EXIT_VERIFY;

@@ -23,8 +23,8 @@ echo "base pages of $BASE_KB KiB; folio sizes $sizes KiB"
 
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
 dcbm_load 2
-echo 1 > $MIG/mtcopy/min_batch_pages	# mtcopy copies batches of any size
-echo 0 > $MIG/dcbm/min_batch_pages
+echo 1 > $TUN/mtcopy/min_batch_pages	# mtcopy copies batches of any size
+echo 0 > $TUN/dcbm/min_batch_pages
 echo syscall_or_cpuset > $MIG/reasons	# only move_pages() batches
 
 for m in none kernel mtcopy dcbm; do
@@ -66,6 +66,6 @@ echo "dcbm, untagged: folios +$(delta folios) swdma descriptors +$copies"
 
 select_migrator none
 echo all > $MIG/reasons
-echo 64 > $MIG/mtcopy/min_batch_pages
+echo 64 > $TUN/mtcopy/min_batch_pages
 for mod in dcbm swdma migrate_mtcopy; do rmmod $mod || fail "cannot unload $mod"; done
 finish

@@ -57,8 +57,8 @@ pgmigrated() { awk '$1 == "pgmigrate_success" { print $2 }' /proc/vmstat; }
 use_migrator() {	# NAME
 	select_migrator "$1" || fail "cannot select $1"
 	if [ "$1" = test ]; then
-		echo copy > $MIG/test/mode
-		echo "$DELAY" > $MIG/test/delay_ms
+		echo copy > $TUN/test/mode
+		echo "$DELAY" > $TUN/test/delay_ms
 	fi
 }
 
@@ -121,9 +121,9 @@ fs_case() {	# DEV LABEL MIGRATOR
 modprobe test_migrator || { echo "cannot load test_migrator"; exit 1; }
 saved_migrator=$(active)
 saved_reasons=$(cat $MIG/reasons)
-saved_batch=$(cat $MIG/max_batch_pages)
+saved_batch=$(cat $TUN/max_batch_pages)
 echo all > $MIG/reasons
-echo "$BATCH" > $MIG/max_batch_pages || fail "max_batch_pages $BATCH"
+echo "$BATCH" > $TUN/max_batch_pages || fail "max_batch_pages $BATCH"
 mkdir -p $DIR
 
 case " $PARTS " in *" raw "*)
@@ -151,8 +151,8 @@ case " $PARTS " in *" ext2 "*)
 	done
 esac
 
-echo 0 > $MIG/test/delay_ms
-echo "$saved_batch" > $MIG/max_batch_pages
+echo 0 > $TUN/test/delay_ms
+echo "$saved_batch" > $TUN/max_batch_pages
 echo "$saved_reasons" > $MIG/reasons
 select_migrator "$saved_migrator"
 rmmod test_migrator || fail "cannot unload test_migrator"

@@ -38,7 +38,7 @@ echo syscall_or_cpuset > $MIG/reasons
 for m in $MIGRATORS; do
 	echo "--- $m migrator"
 	select_migrator $m || { fail "cannot select $m"; continue; }
-	[ $m = test ] && echo copy > $MIG/test/mode
+	[ $m = test ] && echo copy > $TUN/test/mode
 	insmod $KO dev=$DEV blocks=256 blksize=1024 ||
 		{ fail "$m: cannot load bh_holder"; continue; }
 	snap

@@ -33,7 +33,7 @@ done
 # is, and copies.
 path_begin memory_failure dcbm &&
 {
-	pathcheck -n 1 -s 2 soft-offline; rc=$?
+	pathcheck -n 1 -s 6 soft-offline; rc=$?
 	echo "dcbm: folios +$(delta folios), ineligible +$(delta ineligible), batches +$(delta batches)"
 	[ $rc -eq 0 ] || fail "dcbm: data check failed (exit $rc)"
 	[ "$(delta folios)" -eq 0 ] && [ "$(delta ineligible)" -gt 0 ] &&

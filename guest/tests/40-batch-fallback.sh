@@ -7,12 +7,12 @@
 . /opt/mig/tests/lib.sh
 
 modprobe test_migrator || { echo "cannot load test_migrator"; exit 1; }
-T=$MIG/test
+T=$TUN/test
 # Only move_pages() (and, for migcheck, mbind()) of this test's own data may
 # batch: no background migration (compaction, reclaim) adds to the exact
 # counts below, and mark_only corrupts nothing but this test's data.
 echo syscall_or_cpuset > $MIG/reasons || fail "reasons: syscall_or_cpuset rejected"
-echo 512 > $MIG/max_batch_pages	# the batches counted below
+echo 512 > $TUN/max_batch_pages	# the batches counted below
 select_migrator test || fail "cannot select test"
 warnings=$(dmesg | grep -c -E 'WARNING:|BUG:')
 
@@ -79,10 +79,10 @@ expect() {
 # own, 4 chunks of 128 4K folios in a batch of 512 with the same folios
 # failing (every other one, the first half of each chunk), a 2M folio a
 # chunk of its own; so only the number of batches differs.
-CHUNK=$(cat $MIG/chunk_pages)
+CHUNK=$(cat $TUN/chunk_pages)
 [ $((512 % CHUNK)) -eq 0 ] || fail "chunk_pages $CHUNK: the counts below assume a divisor of 512"
 for chunk in 0 $CHUNK; do
-echo $chunk > $MIG/chunk_pages
+echo $chunk > $TUN/chunk_pages
 LBL="chunk_pages $chunk: "
 [ $chunk = 0 ] || B=$((3 * 2 * 512 / chunk + 6))
 
@@ -142,7 +142,7 @@ expect min_batch fallback_below_min=$F
 echo 0 > $T/min_batch_pages
 done
 LBL=
-echo 0 > $MIG/chunk_pages	# the counts below are of whole batches
+echo 0 > $TUN/chunk_pages	# the counts below are of whole batches
 
 # The positive control. mark_only marks every folio copied and copies none:
 # the destinations keep what they held (zeros: freed pages are cleared), and
@@ -212,6 +212,6 @@ expect "copy after mark_only" batches=$B folios=$F bytes=$BYTES
 
 select_migrator none
 echo all > $MIG/reasons
-echo $CHUNK > $MIG/chunk_pages
+echo $CHUNK > $TUN/chunk_pages
 rmmod test_migrator || fail "cannot unload test_migrator"
 finish

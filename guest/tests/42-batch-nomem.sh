@@ -71,20 +71,20 @@ stop() {
 }
 
 echo syscall_or_cpuset > $MIG/reasons
-echo 2048 > $MIG/max_batch_pages || fail "max_batch_pages 2048 rejected"
+echo 2048 > $TUN/max_batch_pages || fail "max_batch_pages 2048 rejected"
 # kernel: unpipelined batches of 2048 folios, whose bitmaps are allocated;
 # pipeline: the chunks (under the test migrator, which is pipelined),
 # without which a batch is migrated unpipelined, the migrator copying it
 # all; mtcopy and dcbm pipelined.
 for m in kernel pipeline mtcopy dcbm; do
-	chunks=$(cat $MIG/chunk_pages)
+	chunks=$(cat $TUN/chunk_pages)
 	case $m in
 	kernel)	r=$(range migrate_chunk_start)
-		echo 0 > $MIG/chunk_pages ;;
+		echo 0 > $TUN/chunk_pages ;;
 	pipeline)
-		modprobe test_migrator && echo copy > $MIG/test/mode
+		modprobe test_migrator && echo copy > $TUN/test/mode
 		r=$(range migrate_pipeline_alloc) ;;
-	mtcopy)	modprobe migrate_mtcopy && echo 1 > $MIG/mtcopy/min_batch_pages
+	mtcopy)	modprobe migrate_mtcopy && echo 1 > $TUN/mtcopy/min_batch_pages
 		r=$(range "[migrate_mtcopy]") ;;
 	dcbm)	modprobe swdma nr_channels=2 && dcbm_modprobe
 		r=$(range "[dcbm]") ;;
@@ -107,7 +107,7 @@ for m in kernel pipeline mtcopy dcbm; do
 	stop
 	echo "$m: code $r, $n allocations failed; folios +$(delta folios)" \
 	     "nomem +$(delta fallback_nomem) error +$(delta fallback_error)"
-	echo "$chunks" > $MIG/chunk_pages
+	echo "$chunks" > $TUN/chunk_pages
 	[ "$n" -gt 0 ] || fail "$m: no allocation failure was injected"
 	if [ $m = pipeline ]; then
 		[ "$(delta fallback_nomem)" -eq 0 ] && [ "$(delta folios)" -gt 0 ] ||
@@ -129,12 +129,12 @@ done
 # batches of 2048 folios, beyond that, the failures are injected and those
 # folios go to the CPU: the injection reaches dcbm's allocations. Whole
 # batches: a pipeline's chunks have at most 512 folios.
-chunks=$(cat $MIG/chunk_pages)
-echo 0 > $MIG/chunk_pages
+chunks=$(cat $TUN/chunk_pages)
+echo 0 > $TUN/chunk_pages
 r=$(range "[dcbm]")
 select_migrator dcbm && [ -n "$r" ] || fail "fragmented: cannot select dcbm"
 for pages in 512 2048; do
-	echo $pages > $MIG/max_batch_pages
+	echo $pages > $TUN/max_batch_pages
 	# shellcheck disable=SC2086  # two words
 	inject $r fail_page_alloc
 	echo 1 > $F/fail_page_alloc/min-order
@@ -157,7 +157,7 @@ for pages in 512 2048; do
 	fi
 done
 
-echo "$chunks" > $MIG/chunk_pages
+echo "$chunks" > $TUN/chunk_pages
 
 # A pair the migrator kept is given up at once, as a move that failed:
 # nothing is allocated for it (the core used to allocate a new destination
@@ -173,8 +173,8 @@ reject=$(range "[test_migrator]")
 if [ -z "$r" ]; then
 	fail "keep: no address range for migrate_chunk_finish (inlined?)"
 else
-	echo 512 > $MIG/max_batch_pages	# the core's bitmaps on the stack
-	modprobe test_migrator && echo keep > $MIG/test/mode &&
+	echo 512 > $TUN/max_batch_pages	# the core's bitmaps on the stack
+	modprobe test_migrator && echo keep > $TUN/test/mode &&
 		select_migrator test || fail "keep: cannot select the test migrator"
 	iso0=$(isolated_pages)
 	# shellcheck disable=SC2086  # two words
@@ -199,10 +199,10 @@ else
 	fi
 	test_migrator_idle keep
 	isolated_back "$iso0" keep
-	echo copy > $MIG/test/mode
+	echo copy > $TUN/test/mode
 fi
 select_migrator none
-echo 512 > $MIG/max_batch_pages
+echo 512 > $TUN/max_batch_pages
 echo all > $MIG/reasons
 for mod in dcbm swdma migrate_mtcopy test_migrator; do rmmod $mod || fail "cannot unload $mod"; done
 finish

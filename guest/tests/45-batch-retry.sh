@@ -21,10 +21,10 @@
 . /opt/mig/tests/lib.sh
 
 modprobe test_migrator || { echo "cannot load test_migrator"; exit 1; }
-T=$MIG/test
+T=$TUN/test
 # only this test's move_pages() batch: the counts below are exact
 echo syscall_or_cpuset > $MIG/reasons || fail "reasons: syscall_or_cpuset rejected"
-echo 512 > $MIG/max_batch_pages
+echo 512 > $TUN/max_batch_pages
 select_migrator test || fail "cannot select test"
 
 # hold KINDS EXACT: migcheck of 4K folios of KINDS, 4 hops; EXACT: nothing
@@ -62,9 +62,9 @@ hold private,memfd exact
 # ext4's writeback may take page-cache references too (more retries)
 hold file at-least
 
-echo copy > $MIG/test/mode
+echo copy > $TUN/test/mode
 # a pause between the copy and the move, for the splicers to get in
-echo 2 > $MIG/test/delay_ms
+echo 2 > $TUN/test/delay_ms
 snap
 round=0
 while [ $round -lt 10 ] && [ "$(delta fallback_retry)" -eq 0 ]; do
@@ -77,7 +77,7 @@ echo "splice rounds $round: folios +$(delta folios) retries +$(delta fallback_re
 [ "$(delta fallback_retry)" -gt 0 ] || fail "splice: no move was retried after a batch copy"
 [ "$(delta folios)" -gt 0 ] || fail "splice: the test migrator copied nothing"
 
-echo 0 > $MIG/test/delay_ms
+echo 0 > $TUN/test/delay_ms
 select_migrator none
 echo all > $MIG/reasons
 rmmod test_migrator || fail "cannot unload test_migrator"

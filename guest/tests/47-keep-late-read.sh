@@ -17,7 +17,7 @@
 grep -q -w "debug_pagealloc=on" /proc/cmdline ||
 	{ skip "needs debug_pagealloc=on (the isolation boot of make test)"; finish; }
 modprobe test_migrator || { echo "cannot load test_migrator"; exit 1; }
-T=$MIG/test
+T=$TUN/test
 echo syscall_or_cpuset > $MIG/reasons || fail "reasons: syscall_or_cpuset rejected"
 select_migrator test || fail "cannot select test"
 echo keep > $T/mode || fail "mode keep rejected"

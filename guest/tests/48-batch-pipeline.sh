@@ -13,13 +13,13 @@
 . /opt/mig/tests/lib.sh
 
 echo syscall_or_cpuset > $MIG/reasons	# no background migration in the counts
-echo 512 > $MIG/max_batch_pages
-chunk=$(cat $MIG/chunk_pages)
-depth=$(cat $MIG/chunks_in_flight)
-modprobe migrate_mtcopy && echo 2 > $MIG/mtcopy/threads &&
-	echo 0 > $MIG/mtcopy/min_batch_pages || fail "cannot load mtcopy"
+echo 512 > $TUN/max_batch_pages
+chunk=$(cat $TUN/chunk_pages)
+depth=$(cat $TUN/chunks_in_flight)
+modprobe migrate_mtcopy && echo 2 > $MTCOPY/threads &&
+	echo 0 > $TUN/mtcopy/min_batch_pages || fail "cannot load mtcopy"
 dcbm_load 2
-modprobe test_migrator && echo copy > $MIG/test/mode || fail "cannot load test_migrator"
+modprobe test_migrator && echo copy > $TUN/test/mode || fail "cannot load test_migrator"
 echo 8192 > $TRACING/buffer_size_kb
 EV="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end set_migration_pte remove_migration_pte"
 
@@ -43,7 +43,7 @@ inside() {
 run() {
 	label="$1, chunk_pages $2, $3 in flight"
 	select_migrator "$1" || { fail "$label: cannot select"; return; }
-	echo "$2" > $MIG/chunk_pages && echo "$3" > $MIG/chunks_in_flight ||
+	echo "$2" > $TUN/chunk_pages && echo "$3" > $TUN/chunks_in_flight ||
 		{ fail "$label: settings rejected"; return; }
 	snap
 	events on $EV
@@ -103,11 +103,11 @@ spans() {	# DEPTH
 		if (s >= d + 2) late++; delete at[a] }
 	     END { print max + 0, late + 0 }' $TRACING/trace
 }
-echo 4096 > $MIG/max_batch_pages
+echo 4096 > $TUN/max_batch_pages
 for depth_r in 1 2; do
 	label="retried moves, $depth_r in flight"
-	select_migrator test && echo 128 > $MIG/chunk_pages &&
-		echo $depth_r > $MIG/chunks_in_flight || { fail "$label: settings rejected"; continue; }
+	select_migrator test && echo 128 > $TUN/chunk_pages &&
+		echo $depth_r > $TUN/chunks_in_flight || { fail "$label: settings rejected"; continue; }
 	events on $EV
 	migcheck -q -m memfd -c move_pages -k "$BASE_KB" -s $((BASE_KB * 4)) -n 0,1,0,1,0 -S 2 \
 		> /tmp/mc.log 2>&1 || { cat /tmp/mc.log; fail "$label: data or nodes wrong"; }
@@ -118,11 +118,11 @@ for depth_r in 1 2; do
 		pass "$label: every folio remapped within $((depth_r + 2)) chunk starts" ||
 		fail "$label: a folio stayed unmapped across $1 chunk starts (retried at the end of the batch?)"
 done
-echo 512 > $MIG/max_batch_pages
+echo 512 > $TUN/max_batch_pages
 
 select_migrator none
-echo "$chunk" > $MIG/chunk_pages
-echo "$depth" > $MIG/chunks_in_flight
+echo "$chunk" > $TUN/chunk_pages
+echo "$depth" > $TUN/chunks_in_flight
 echo all > $MIG/reasons
 for mod in dcbm swdma migrate_mtcopy test_migrator; do rmmod $mod || fail "cannot unload $mod"; done
 finish

@@ -22,10 +22,10 @@ case $BASE_KB:$totals in
 *) fail "not every case passed: $totals" ;;
 esac
 
-echo mark_only > $MIG/test/mode
+echo mark_only > $TUN/test/mode
 migrate_copy -r migrate_copy.test.anon_base_move_pages > /tmp/mc-control.log 2>&1
 rc=$?
-echo copy > $MIG/test/mode
+echo copy > $TUN/test/mode
 grep '#' /tmp/mc-control.log | head -5
 if [ $rc -ne 0 ] && grep -q 'bytes differ' /tmp/mc-control.log; then
 	pass "the test migrator's mark_only mode fails the selftest (exit $rc)"

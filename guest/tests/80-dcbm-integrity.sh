@@ -11,7 +11,7 @@
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
-D=$MIG/dcbm
+D=$DCBM
 
 modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
 modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
@@ -23,13 +23,13 @@ dev=$(ls /sys/class/dma | sed -n 's/chan0$//p' | head -1)
 [ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels default: $(cat $D/nr_channels)"
 [ "$(cat $D/timeout_ms)" = 100 ] || fail "timeout_ms default: $(cat $D/timeout_ms)"
 # the pages of 32 KiB (0 with 64K pages)
-[ "$(cat $D/min_batch_pages)" = $((32 / BASE_KB)) ] || fail "min_batch_pages default: $(cat $D/min_batch_pages)"
+[ "$(cat $TUN/dcbm/min_batch_pages)" = $((32 / BASE_KB)) ] || fail "min_batch_pages default: $(cat $TUN/dcbm/min_batch_pages)"
 [ "$(cat $D/queue_depth)" = 32 ] || fail "queue_depth default: $(cat $D/queue_depth)"
 [ -z "$(cat $D/device)" ] || fail "device default: $(cat $D/device)"
-[ -z "$(cat $D/channels)" ] || fail "channels held while not selected: $(cat $D/channels)"
+[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels held while not selected: $(cat $TUN/dcbm/channels)"
 for v in 0 17 -1 abc 4x ""; do write_fails $D/nr_channels "$v"; done
 for v in 0 60001 -5 x; do write_fails $D/timeout_ms "$v"; done
-for v in -1 x 99999999999; do write_fails $D/min_batch_pages "$v"; done
+for v in -1 x 99999999999; do write_fails $TUN/dcbm/min_batch_pages "$v"; done
 for v in 0 65537 -1 x; do write_fails $D/queue_depth "$v"; done
 write_fails $D/device "a b"
 write_fails $D/device "0123456789012345678901234567890123"
@@ -63,23 +63,23 @@ matrix() {
 	echo "$1, size x kind matrix: folios +$(delta folios)"
 	[ "$(delta folios)" -gt 0 ] || fail "$1: dcbm copied nothing in the matrix"
 }
-nchan() { wc -w < $D/channels; }
+nchan() { wc -w < $TUN/dcbm/channels; }
 
 echo 1 > $D/nr_channels || fail "nr_channels 1"
 select_migrator dcbm || fail "cannot select dcbm"
 [ "$(active)" = dcbm ] || fail "dcbm not active"
-[ "$(nchan)" -eq 1 ] || fail "1 channel wanted, holds: $(cat $D/channels)"
+[ "$(nchan)" -eq 1 ] || fail "1 channel wanted, holds: $(cat $TUN/dcbm/channels)"
 echo 0 > $P/out_of_order
 run "1 channel, in order"
 matrix "1 channel, in order"
 echo 1 > $P/out_of_order
 run "1 channel, reverse"
 select_migrator none || fail "deselect"
-[ -z "$(cat $D/channels)" ] || fail "channels kept after deselect: $(cat $D/channels)"
+[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels kept after deselect: $(cat $TUN/dcbm/channels)"
 
 echo 4 > $D/nr_channels || fail "nr_channels 4"
 select_migrator dcbm || fail "cannot select dcbm with 4 channels"
-[ "$(nchan)" -eq 4 ] || fail "4 channels wanted, holds: $(cat $D/channels)"
+[ "$(nchan)" -eq 4 ] || fail "4 channels wanted, holds: $(cat $TUN/dcbm/channels)"
 # no change of channels while selected; the same value is fine
 echo 4 > $D/nr_channels || fail "rewriting the same nr_channels failed"
 echo 2 > $D/nr_channels 2>/dev/null && fail "nr_channels changed while selected"
@@ -150,12 +150,12 @@ echo 4 > $D/nr_channels
 select_migrator dcbm || fail "cannot select dcbm again"
 
 # a minimum batch larger than any batch: all copied by the CPU
-echo 1000000 > $D/min_batch_pages
+echo 1000000 > $TUN/dcbm/min_batch_pages
 snap
 migbench -s 2 -k $BASE_KB,2048 -r 1 -V 0,1 > /tmp/mb.log 2>&1 || { cat /tmp/mb.log; fail "min_batch: data"; }
 [ "$(delta fallback_below_min)" -gt 0 ] || fail "min_batch: fallback_below_min did not move"
 [ "$(delta batches)" -eq 0 ] || fail "min_batch: $(delta batches) batches offered"
-echo 0 > $D/min_batch_pages
+echo 0 > $TUN/dcbm/min_batch_pages
 select_migrator none || fail "deselect"
 
 # device by DMA device name and by parent device name; an unknown one
@@ -163,9 +163,9 @@ select_migrator none || fail "deselect"
 for name in $dev swdma; do
 	echo $name > $D/device || fail "device $name rejected"
 	select_migrator dcbm || fail "cannot select dcbm on $name"
-	case "$(cat $D/channels)" in
+	case "$(cat $TUN/dcbm/channels)" in
 	${dev}chan*) ;;
-	*) fail "device $name: channels $(cat $D/channels)" ;;
+	*) fail "device $name: channels $(cat $TUN/dcbm/channels)" ;;
 	esac
 	run "device $name"
 	select_migrator none
@@ -173,7 +173,7 @@ done
 echo dma99 > $D/device
 select_migrator dcbm 2>/dev/null && fail "dcbm selected without a dma99"
 [ "$(active)" = none ] || fail "active after a failed selection: $(active)"
-[ -z "$(cat $D/channels)" ] || fail "channels held after a failed selection"
+[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels held after a failed selection"
 echo > $D/device
 [ -z "$(cat $D/device)" ] || fail "device not cleared: $(cat $D/device)"
 

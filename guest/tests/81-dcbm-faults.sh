@@ -17,7 +17,7 @@
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
-D=$MIG/dcbm
+D=$DCBM
 
 dcbm_load 4
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }

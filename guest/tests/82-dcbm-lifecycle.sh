@@ -10,7 +10,7 @@
 # migrator stays what it was.
 . /opt/mig/tests/lib.sh
 
-D=$MIG/dcbm
+D=$DCBM
 others="fallback_busy fallback_nomem fallback_timeout fallback_error fallback_incomplete"
 
 dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
@@ -22,7 +22,7 @@ select_migrator dcbm || fail "cannot select dcbm"
 if rmmod swdma 2> /tmp/rmmod.err; then
 	fail "swdma unloaded while dcbm holds its channels"
 else
-	echo "rmmod swdma while dcbm holds $(cat $D/channels): $(cat /tmp/rmmod.err)"
+	echo "rmmod swdma while dcbm holds $(cat $TUN/dcbm/channels): $(cat /tmp/rmmod.err)"
 fi
 if rmmod dcbm 2> /tmp/rmmod.err; then
 	fail "dcbm unloaded while selected"
@@ -30,7 +30,7 @@ else
 	echo "rmmod dcbm while selected: $(cat /tmp/rmmod.err)"
 fi
 grep -q '^swdma ' /proc/modules || fail "swdma gone"
-[ -n "$(cat $D/channels)" ] || fail "no channels held"
+[ -n "$(cat $TUN/dcbm/channels)" ] || fail "no channels held"
 select_migrator none || fail "deselect"
 rmmod swdma || fail "swdma not unloadable after deselect"
 rmmod dcbm || fail "dcbm not unloadable after deselect"
@@ -47,8 +47,8 @@ while [ $i -lt 8 ]; do
 	select_migrator dcbm || fail "select $i"
 	[ "$(active)" = dcbm ] || fail "dcbm not active after select $i"
 	want=$(( i % 4 + 1 < 4 - i % 4 ? i % 4 + 1 : 4 - i % 4 ))
-	[ "$(wc -w < $D/channels)" -eq $want ] ||
-		fail "$i: $want channels wanted, holds: $(cat $D/channels)"
+	[ "$(wc -w < $TUN/dcbm/channels)" -eq $want ] ||
+		fail "$i: $want channels wanted, holds: $(cat $TUN/dcbm/channels)"
 	rmmod swdma 2>/dev/null && { fail "rmmod swdma while held ($i)"; break; }
 	sleep 1
 	select_migrator none || fail "deselect $i"
@@ -77,7 +77,7 @@ rmmod swdma 2>/dev/null && fail "swdma unloaded while async_tx holds it"
 rmmod async_tx || fail "rmmod async_tx"
 select_migrator dcbm || fail "cannot select dcbm on public channels nobody holds"
 [ "$(active)" = dcbm ] || fail "dcbm not active: $(active)"
-[ "$(wc -w < $D/channels)" -eq 4 ] || fail "4 channels wanted, holds: $(cat $D/channels)"
+[ "$(wc -w < $TUN/dcbm/channels)" -eq 4 ] || fail "4 channels wanted, holds: $(cat $TUN/dcbm/channels)"
 dmesg | grep -q "dcbm: using 4 private DMA channel" ||
 	fail "dcbm's message: $(dmesg | grep dcbm)"
 modprobe async_tx || fail "cannot load async_tx while dcbm holds the channels"

@@ -31,7 +31,7 @@
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
-D=$MIG/dcbm
+D=$DCBM
 
 dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
 
@@ -154,11 +154,11 @@ echo 0 > $P/latency_us && echo 5000 > $P/hang_ms && echo hang > $P/fail_mode &&
 migbench -s 1 -k 64 -r 1 -V 0,1 -K > /tmp/mb.log 2>&1 &
 mb=$!
 i=0
-while [ "$(cat $D/orphans)" -eq 0 ] && [ $i -lt 100 ]; do
+while [ "$(cat $TUN/dcbm/orphans)" -eq 0 ] && [ $i -lt 100 ]; do
 	sleep 0.1; i=$((i + 1))
 done
 select_migrator none || fail "cannot deselect dcbm"
-n=$(cat $D/orphans) held=$(cat $D/channels)
+n=$(cat $TUN/dcbm/orphans) held=$(cat $TUN/dcbm/channels)
 echo "hung, no terminate: deselected with $n orphans, channels held: $held"
 [ "$n" -gt 0 ] || fail "hung, no terminate: no orphan when deselected"
 [ "$n" -eq 0 ] || [ -n "$held" ] ||
@@ -168,7 +168,7 @@ echo "hung, no terminate: deselected with $n orphans, channels held: $held"
 wait $mb || { cat /tmp/mb.log; fail "hung, no terminate: data not exact after migration"; }
 swdma_fail desc 0
 orphans_gone "hung, no terminate" 60
-[ -z "$(cat $D/channels)" ] || fail "channels still held: $(cat $D/channels)"
+[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels still held: $(cat $TUN/dcbm/channels)"
 kasan_clean "hung, no terminate"
 rmmod swdma || fail "cannot unload swdma"
 

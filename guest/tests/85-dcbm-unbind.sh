@@ -14,7 +14,7 @@
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
-D=$MIG/dcbm
+D=$DCBM
 DRV=/sys/bus/platform/drivers/swdma
 
 dcbm_load 4
@@ -37,11 +37,11 @@ unbind() {	# LABEL [-K]: unbind swdma's device under running migrations
 	start_migrations 4,64,2048 ${2:-}
 	batches_under_way "$1"
 	echo swdma > $DRV/unbind || fail "$1: unbind failed"
-	echo "$1: after the unbind: migrator $(active), channels '$(cat $D/channels)'," \
-	     "orphans $(cat $D/orphans)"
+	echo "$1: after the unbind: migrator $(active), channels '$(cat $TUN/dcbm/channels)'," \
+	     "orphans $(cat $TUN/dcbm/orphans)"
 	[ "$(active)" = none ] || fail "$1: dcbm still active without its provider"
-	[ -z "$(cat $D/channels)" ] || fail "$1: channels still held: $(cat $D/channels)"
-	[ "$(cat $D/orphans)" -eq 0 ] || fail "$1: orphans left"
+	[ -z "$(cat $TUN/dcbm/channels)" ] || fail "$1: channels still held: $(cat $TUN/dcbm/channels)"
+	[ "$(cat $TUN/dcbm/orphans)" -eq 0 ] || fail "$1: orphans left"
 	select_migrator dcbm 2>/dev/null && fail "$1: dcbm selected without a provider"
 	sleep 2
 	stop_migrations "$1"
@@ -79,20 +79,20 @@ migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 # read its freed device), bytes stay exact, and a new selection takes the
 # other channels, never the unregistered one.
 select_migrator dcbm || fail "one channel: cannot select dcbm"
-echo "one channel: channels before '$(cat $D/channels)'"
+echo "one channel: channels before '$(cat $TUN/dcbm/channels)'"
 snap
 start_migrations 4,64,2048
 batches_under_way "one channel"
 echo 1 > $P/remove_channel || fail "one channel: cannot unregister swdma's channel 1"
 echo "one channel: after unregistering channel 1: migrator $(active)," \
-     "channels '$(cat $D/channels)', orphans $(cat $D/orphans)"
+     "channels '$(cat $TUN/dcbm/channels)', orphans $(cat $TUN/dcbm/orphans)"
 [ "$(active)" = none ] || fail "one channel: dcbm still active"
-[ -z "$(cat $D/channels)" ] || fail "one channel: channels still held: $(cat $D/channels)"
+[ -z "$(cat $TUN/dcbm/channels)" ] || fail "one channel: channels still held: $(cat $TUN/dcbm/channels)"
 sleep 2
 stop_migrations "one channel"
 [ "$(delta folios)" -gt 0 ] || fail "one channel: dcbm copied nothing before the removal"
 if select_migrator dcbm; then
-	now=$(cat $D/channels)
+	now=$(cat $TUN/dcbm/channels)
 	echo "one channel: selected again, channels '$now'"
 	[ "$(echo $now | wc -w)" -eq 3 ] || fail "one channel: not the 3 channels left: '$now'"
 	case " $now " in

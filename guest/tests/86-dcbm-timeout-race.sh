@@ -15,11 +15,11 @@
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
-D=$MIG/dcbm
+D=$DCBM
 
 dcbm_load 2
 echo 20 > $D/timeout_ms
-echo 2048 > $MIG/max_batch_pages	# 8 MiB batches of 64K folios
+echo 2048 > $TUN/max_batch_pages	# 8 MiB batches of 64K folios
 select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
 
 # ORDER LATENCY: out of order, every descriptor is called back as it
@@ -49,7 +49,7 @@ for c in "0 300" "2 300" "2 1000"; do
 done
 echo 0 > $P/out_of_order
 echo $DCBM_TIMEOUT_MS > $D/timeout_ms
-echo 512 > $MIG/max_batch_pages
+echo 512 > $TUN/max_batch_pages
 select_migrator none || fail "cannot deselect dcbm"
 dmesg | grep -q "BUG: KASAN" && fail "KASAN: $(dmesg | grep -m1 'BUG: KASAN')"
 rmmod dcbm || fail "cannot unload dcbm"

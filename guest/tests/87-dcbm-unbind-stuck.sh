@@ -14,7 +14,7 @@
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
-D=$MIG/dcbm
+D=$DCBM
 DRV=/sys/bus/platform/drivers/swdma
 
 modprobe swdma nr_channels=2 terminate=0 || { echo "cannot load swdma"; exit 1; }
@@ -27,22 +27,22 @@ snap
 migbench -s 4 -k 64 -r 1 -V 0,1 -K > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "data not exact after migration"; }
 echo "hung engine: batches +$(delta batches) kept +$(delta kept)," \
-     "orphans $(cat $D/orphans)"
+     "orphans $(cat $TUN/dcbm/orphans)"
 echo "hung engine: migbench -K: $(kept_left /tmp/mb.log |
 	awk '{ print $1 " folios kept, " $2 " pages left behind" }')"
-[ "$(cat $D/orphans)" -gt 0 ] || fail "no orphan holds the channels"
+[ "$(cat $TUN/dcbm/orphans)" -gt 0 ] || fail "no orphan holds the channels"
 
 dmesg -c > /dev/null
 t0=$(date +%s)
 echo swdma > $DRV/unbind || fail "unbind failed"
-echo "unbind took $(( $(date +%s) - t0 )) s; orphans $(cat $D/orphans)"
+echo "unbind took $(( $(date +%s) - t0 )) s; orphans $(cat $TUN/dcbm/orphans)"
 # one warning per channel abandoned, all after the one minute in all
 dmesg | grep -q "a copy that never completed holds .*: abandoning it" ||
 	fail "no warning that a copy holds the channels"
 [ "$(active)" = none ] || fail "dcbm still active without its provider"
 # the orphans' reaper may run meanwhile: it must leave the channels alone
 sleep 1
-ch=$(cat $D/channels)
+ch=$(cat $TUN/dcbm/channels)
 [ -z "$ch" ] || fail "dcbm/channels names channels that are gone: $ch"
 select_migrator dcbm 2>/dev/null && fail "dcbm selected while orphans hold gone channels"
 if dmesg | grep -q "BUG: KASAN"; then

@@ -18,7 +18,7 @@
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
-D=$MIG/dcbm
+D=$DCBM
 
 modprobe swdma nr_channels=4 out_of_order=2 || { echo "cannot load swdma"; exit 1; }
 dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
@@ -37,7 +37,7 @@ case_() {
 	sleep 2
 	echo "$1: batches +$(delta batches) folios +$(delta folios)" \
 	     "error +$(delta fallback_error) timeout +$(delta fallback_timeout)" \
-	     "kept +$(delta kept) orphans $(cat $D/orphans)"
+	     "kept +$(delta kept) orphans $(cat $TUN/dcbm/orphans)"
 	[ "$(delta fallback_error)" -gt 0 ] || fail "$1: no submission failed"
 	[ "$(delta folios)" -gt 0 ] || fail "$1: dcbm copied nothing"
 	orphans_gone "$1" 30

@@ -17,7 +17,7 @@
 . /opt/mig/tests/lib.sh
 
 P=/sys/module/swdma/parameters
-D=$MIG/dcbm
+D=$DCBM
 RING=4
 
 # one channel that completes in order, one descriptor per page so that a batch needs many more descriptors than the ring holds
@@ -76,7 +76,7 @@ snap
 migrate "ring of $RING, engine hung" -K
 echo "engine hung: batches +$(delta batches) kept +$(delta kept)" \
      "timeout +$(delta fallback_timeout) busy +$(delta fallback_busy)," \
-     "orphans $(cat $D/orphans)"
+     "orphans $(cat $TUN/dcbm/orphans)"
 [ "$(delta kept)" -gt 0 ] || fail "engine hung: no destination kept"
 
 # the engine completes again; its orphans ended when dcbm terminated their

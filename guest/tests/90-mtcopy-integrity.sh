@@ -6,13 +6,13 @@
 
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
 select_migrator mtcopy || fail "cannot select mtcopy"
-M=$MIG/mtcopy
+M=$MTCOPY
 
 # From the second hop migbench passes every page, and each large folio is a
 # batch of its own (split mTHPs: 16 or 4 pages): mtcopy takes batches of
 # any size here, so that it copies every byte.
-[ "$(cat $M/min_batch_pages)" = 64 ] || fail "min_batch_pages default: $(cat $M/min_batch_pages)"
-echo 1 > $M/min_batch_pages
+[ "$(cat $TUN/mtcopy/min_batch_pages)" = 64 ] || fail "min_batch_pages default: $(cat $TUN/mtcopy/min_batch_pages)"
+echo 1 > $TUN/mtcopy/min_batch_pages
 echo "$(nproc --all)" > $M/max_workers	# no cap below the threads
 nsizes=$(echo "$SIZES_ALL" | tr , ' ' | wc -w)
 for t in 1 4; do
@@ -37,11 +37,11 @@ for t in 1 4; do
 	echo "threads=$t, size x kind matrix: folios +$(delta folios)"
 	[ "$(delta folios)" -gt 0 ] || fail "threads=$t: mtcopy copied nothing in the matrix"
 done
-echo 64 > $M/min_batch_pages
+echo 64 > $TUN/mtcopy/min_batch_pages
 
 # One 2M folio per batch and 4 threads: each thread copies a quarter of it.
 echo 4 > $M/threads
-echo 512 > $MIG/max_batch_pages
+echo 512 > $TUN/max_batch_pages
 snap
 migbench -s 4 -k 2048 -r 2 -V 0,1 > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "chunked copy: data not exact"; }
@@ -60,7 +60,7 @@ echo all > $MIG/reasons
 
 for v in 0 65 -1 abc ""; do write_fails $M/threads "$v"; done
 for v in nowhere "" 1; do write_fails $M/placement "$v"; done
-write_fails $M/min_batch_pages -5
+write_fails $TUN/mtcopy/min_batch_pages -5
 # spread, also towards the memory-only node 2, which has no CPUs
 echo spread > $M/placement && migbench -s 2 -k $BASE_KB,2048 -r 1 -V 0,1,2 > /dev/null ||
 	fail "placement spread"

@@ -9,8 +9,8 @@ i=0
 while [ $i -lt 10 ]; do
 	modprobe migrate_mtcopy || fail "modprobe $i"
 	select_migrator mtcopy || fail "select $i"
-	for t in 1 3 8 2; do echo $t > $MIG/mtcopy/threads; sleep 0.3; done
-	echo spread > $MIG/mtcopy/placement
+	for t in 1 3 8 2; do echo $t > $MTCOPY/threads; sleep 0.3; done
+	echo spread > $MTCOPY/placement
 	rmmod migrate_mtcopy 2>/dev/null && fail "rmmod of the active mtcopy succeeded"
 	select_migrator none || fail "deselect $i"
 	rmmod migrate_mtcopy || fail "rmmod $i"

@@ -68,8 +68,8 @@ check() {
 }
 
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
-echo 2 > $MIG/mtcopy/threads
-echo "$(nproc --all)" > $MIG/mtcopy/max_workers
+echo 2 > $MTCOPY/threads
+echo "$(nproc --all)" > $MTCOPY/max_workers
 # A worker that has not started when the task has taken the whole batch is
 # cancelled, and then the task copied alone. On a loaded host that can
 # happen to most batches of a run, so a run in which the workers copied

@@ -19,9 +19,9 @@ cpu_list() {
 excluded=$( { cpu_list "$isolated"; cpu_list "$nohz_full"; } | sort -nu | tr '\n' ',')
 
 modprobe migrate_mtcopy || { fail "cannot load migrate_mtcopy"; finish; }
-echo $ncpus > $MIG/mtcopy/threads
-echo $ncpus > $MIG/mtcopy/max_workers	# every CPU may have a worker
-echo 1 > $MIG/mtcopy/min_batch_pages
+echo $ncpus > $MTCOPY/threads
+echo $ncpus > $MTCOPY/max_workers	# every CPU may have a worker
+echo 1 > $TUN/mtcopy/min_batch_pages
 select_migrator mtcopy
 # only the task's move_pages(): kcompactd's batches would start works too
 echo syscall_or_cpuset > $MIG/reasons
@@ -83,7 +83,7 @@ echo "task on CPU 0: works on CPUs: $(sort -u /tmp/works | tr '\n' ' ')"
 
 select_migrator none
 echo all > $MIG/reasons
-echo 64 > $MIG/mtcopy/min_batch_pages
-echo 2 > $MIG/mtcopy/threads
+echo 64 > $TUN/mtcopy/min_batch_pages
+echo 2 > $MTCOPY/threads
 rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

@@ -21,11 +21,11 @@
 HOG_S=20 WINDOWS=2	# the batch copies take 3-5 s here
 TRIGGER=$TRACING/instances/rthog
 modprobe migrate_mtcopy || { fail "cannot load migrate_mtcopy"; finish; }
-echo 2 > $MIG/mtcopy/threads
-echo 1 > $MIG/mtcopy/min_batch_pages
+echo 2 > $MTCOPY/threads
+echo 1 > $TUN/mtcopy/min_batch_pages
 select_migrator mtcopy
-batch=$(cat $MIG/max_batch_pages)
-echo 65536 > $MIG/max_batch_pages
+batch=$(cat $TUN/max_batch_pages)
+echo 65536 > $TUN/max_batch_pages
 cpus=$(seq 0 $(($(nproc --all) - 1)))
 mkdir -p $TRIGGER
 
@@ -82,8 +82,8 @@ awk -v l="${longest:-0}" -v h=$HOG_S 'BEGIN { exit !(l < h) }' ||
 	fail "a batch copy took $longest s, as long as a hog"
 [ "$(delta batches)" -gt 0 ] || fail "no batch"
 
-echo "$batch" > $MIG/max_batch_pages
+echo "$batch" > $TUN/max_batch_pages
 select_migrator none
-echo 64 > $MIG/mtcopy/min_batch_pages
+echo 64 > $TUN/mtcopy/min_batch_pages
 rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

@@ -39,11 +39,11 @@ limited() {
 }
 
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
-echo 4 > $MIG/mtcopy/threads
-echo "$(nproc --all)" > $MIG/mtcopy/max_workers
+echo 4 > $MTCOPY/threads
+echo "$(nproc --all)" > $MTCOPY/max_workers
 k=$(limited kernel)
 m=$(limited mtcopy)
-echo 0 > $MIG/mtcopy/max_workers
+echo 0 > $MTCOPY/max_workers
 z=$(limited mtcopy)
 select_migrator none
 rmmod migrate_mtcopy

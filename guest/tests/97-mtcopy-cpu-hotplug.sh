@@ -9,9 +9,9 @@
 
 last=$(($(nproc --all) - 1))
 modprobe migrate_mtcopy || { echo "cannot load migrate_mtcopy"; exit 1; }
-echo $((last + 1)) > $MIG/mtcopy/threads
-echo $((last + 1)) > $MIG/mtcopy/max_workers
-echo 1 > $MIG/mtcopy/min_batch_pages
+echo $((last + 1)) > $MTCOPY/threads
+echo $((last + 1)) > $MTCOPY/max_workers
+echo 1 > $TUN/mtcopy/min_batch_pages
 select_migrator mtcopy
 snap
 # verified moves of 16 MiB between nodes 0 and 1, until told to stop
@@ -42,7 +42,7 @@ for c in $(seq 1 $last); do
 	[ "$(cat /sys/devices/system/cpu/cpu$c/online)" = 1 ] || fail "CPU $c left offline"
 done
 select_migrator none
-echo 64 > $MIG/mtcopy/min_batch_pages
-echo 2 > $MIG/mtcopy/threads
+echo 64 > $TUN/mtcopy/min_batch_pages
+echo 2 > $MTCOPY/threads
 rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

@@ -12,10 +12,10 @@
 # for any task, with no cap.
 . /opt/mig/tests/lib.sh
 
-M=$MIG/mtcopy
+M=$MTCOPY
 modprobe migrate_mtcopy || { fail "cannot load migrate_mtcopy"; finish; }
 echo 4 > $M/threads
-echo 1 > $M/min_batch_pages
+echo 1 > $TUN/mtcopy/min_batch_pages
 online=$(grep -c '^processor' /proc/cpuinfo)	# online CPUs
 max=$(cat $M/max_workers)
 echo "max_workers at load: $max ($online CPUs online)"
@@ -96,6 +96,6 @@ done
 
 select_migrator none
 echo all > $MIG/reasons
-echo 64 > $M/min_batch_pages
+echo 64 > $TUN/mtcopy/min_batch_pages
 rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

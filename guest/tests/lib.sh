@@ -1,5 +1,8 @@
 # Helpers for the guest tests; sourced.
-MIG=/sys/kernel/mm/migration
+MIG=/sys/kernel/mm/migration		# the ABI: migrator, reasons, stats/
+TUN=/sys/kernel/debug/migration		# the tunables, <migrator>/min_batch_pages, test/
+MTCOPY=/sys/module/migrate_mtcopy/parameters
+DCBM=/sys/module/dcbm/parameters
 
 # A sub-check's result: said on the output, and kept in $SUBRESULTS (a
 # file, so that a check in a subshell or a pipeline counts too), from which
@@ -39,7 +42,7 @@ finish() {
 reset_migration() {
 	select_migrator none
 	echo all > $MIG/reasons
-	echo 512 > $MIG/max_batch_pages
+	echo 512 > $TUN/max_batch_pages
 	for m in dcbm swdma migrate_mtcopy test_migrator; do
 		! grep -q "^$m " /proc/modules || rmmod $m || echo "cannot unload $m"
 	done
@@ -157,15 +160,15 @@ drained() {
 # items (held sources, late writes to kept destinations) to end, so that
 # its counters are final; fail if some are left.
 test_migrator_idle() {
-	drained $MIG/test/pending 60 ||
-		fail "$1: $(cat $MIG/test/pending) work items of the test migrator left after 60 s"
+	drained $TUN/test/pending 60 ||
+		fail "$1: $(cat $TUN/test/pending) work items of the test migrator left after 60 s"
 }
 
 # dcbm: wait up to SECS for every orphan (a batch whose descriptors were
 # not all called back in time) to end; fail if one is left.
 orphans_gone() {	# LABEL SECS
-	drained $MIG/dcbm/orphans "$2" ||
-		fail "$1: $(cat $MIG/dcbm/orphans) orphans left after $2 s"
+	drained $TUN/dcbm/orphans "$2" ||
+		fail "$1: $(cat $TUN/dcbm/orphans) orphans left after $2 s"
 	echo "$1: orphans ended after ${t} s"
 }
 # dcbm's default timeout_ms (100) is sized for hardware engines; swdma under
@@ -173,14 +176,14 @@ orphans_gone() {	# LABEL SECS
 # the tests' larger ones, so the tests give it 5 s (80 checks the default)
 DCBM_TIMEOUT_MS=5000
 dcbm_modprobe() {
-	modprobe dcbm && echo $DCBM_TIMEOUT_MS > $MIG/dcbm/timeout_ms
+	modprobe dcbm && echo $DCBM_TIMEOUT_MS > $DCBM/timeout_ms
 }
 # dcbm_load NR: swdma with NR channels, and dcbm set to use NR channels;
 # the test ends if either cannot be loaded
 dcbm_load() {
 	modprobe swdma nr_channels="$1" || { echo "cannot load swdma"; exit 1; }
 	dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
-	echo "$1" > $MIG/dcbm/nr_channels
+	echo "$1" > $DCBM/nr_channels
 }
 # swdma_copies: descriptors swdma's channels completed (their memcpy_count)
 swdma_copies() {
@@ -208,7 +211,7 @@ swdma_fail() {
 dcbm_refuses_held() {
 	was=$(active)
 	if select_migrator dcbm 2> /tmp/select.err; then
-		fail "dcbm selected on channels async_tx holds: $(cat $MIG/dcbm/channels), $(dmesg | grep dcbm)"
+		fail "dcbm selected on channels async_tx holds: $(cat $TUN/dcbm/channels), $(dmesg | grep dcbm)"
 		select_migrator "$was"
 	elif grep -q "No such device" /tmp/select.err; then
 		pass "dcbm refuses public channels async_tx holds: $(cat /tmp/select.err)"
@@ -216,8 +219,8 @@ dcbm_refuses_held() {
 		fail "selecting dcbm on held public channels: $(cat /tmp/select.err), not ENODEV"
 	fi
 	[ "$(active)" = "$was" ] || fail "active after the refused selection: $(active), not $was"
-	[ -z "$(cat $MIG/dcbm/channels)" ] ||
-		fail "channels held after the refused selection: $(cat $MIG/dcbm/channels)"
+	[ -z "$(cat $TUN/dcbm/channels)" ] ||
+		fail "channels held after the refused selection: $(cat $TUN/dcbm/channels)"
 }
 
 # ---- the kernel's own migration paths (tests 20-29, 71) -------------------
@@ -233,9 +236,9 @@ path_migrators() { echo "${PATH_MIGRATORS:-$1}"; }
 path_begin() {	# REASON MIGRATOR
 	case $2 in
 	mtcopy)	modprobe migrate_mtcopy &&
-		echo 1 > $MIG/mtcopy/min_batch_pages ;;	# also small batches
+		echo 1 > $TUN/mtcopy/min_batch_pages ;;	# also small batches
 	dcbm)	modprobe swdma nr_channels=4 && dcbm_modprobe &&
-		echo 0 > $MIG/dcbm/min_batch_pages ;;
+		echo 0 > $TUN/dcbm/min_batch_pages ;;
 	esac || { fail "$2: cannot load it"; return 1; }
 	select_migrator "$2" || { fail "cannot select $2"; return 1; }
 	echo "$1" > $MIG/reasons
@@ -277,7 +280,7 @@ path_end() {
 path_cleanup() {
 	events off mm_migrate_batch_start mm_migrate_batch_copy_begin
 	select_migrator none
-	[ ! -e $MIG/mtcopy ] || echo 64 > $MIG/mtcopy/min_batch_pages
+	[ ! -e $TUN/mtcopy ] || echo 64 > $TUN/mtcopy/min_batch_pages
 	for m in dcbm swdma migrate_mtcopy; do
 		! grep -q "^$m " /proc/modules || rmmod $m || fail "cannot unload $m"
 	done
