@@ -64,11 +64,12 @@ variant_src() {
 # Build output directory of a variant/profile pair, e.g. patched-debug.
 kernel_out() { echo "$OUTDIR/$1-$2"; }
 
-# kernel_problems LOG...: print one line per kind of kernel report in these
-# logs of one boot (scripts/kernel-log.py: console and kmsg logs; a boot that
-# died of a stale int3 of QEMU is judged up to it, and the first line says
-# so); true if there is any, or if the logs could not be judged: no verdict
-# is not a clean verdict.
+# kernel_problems [--accel MODE] LOG...: print one line per kind of kernel
+# report in these logs of one boot (scripts/kernel-log.py: console and kmsg
+# logs; a boot under multi-threaded TCG, MODE tcg, that died of a stale
+# int3 of QEMU is judged up to it, and the first line says so); true if
+# there is any, or if the logs could not be judged: no verdict is not a
+# clean verdict.
 kernel_problems() {
 	local rc=0
 	/usr/bin/python3 "$TOP/scripts/kernel-log.py" "$@" >&2 || rc=$?
