@@ -8,8 +8,9 @@
 
 select_migrator kernel
 snap
-migcheck -q || fail "matrix with the batch path on"
+migcheck -q && pass "matrix with the batch path on" || fail "matrix with the batch path on"
 [ "$(delta batches)" -gt 0 ] || fail "the batch path was not used"
-migcheck -q -W 5 -k $BASE_KB,2048 || fail "concurrent writers"
+migcheck -q -W 5 -k $BASE_KB,2048 && pass "concurrent writers: no write lost" ||
+	fail "concurrent writers"
 select_migrator none
 finish

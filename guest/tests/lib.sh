@@ -130,7 +130,8 @@ start_migrations() {	# folio sizes, e.g. 4,64,2048; [-K]
 stop_migrations() {
 	touch /tmp/stop
 	wait $bg_pid
-	[ ! -e /tmp/bg.failed ] || fail "a migration under $1 was not exact"
+	[ ! -e /tmp/bg.failed ] && pass "every migration under $1 exact" ||
+		fail "a migration under $1 was not exact"
 }
 # kept_left FILE: from the "kept" lines of migbench -K in FILE, the folios
 # kept and the pages left behind, summed: "KEPT LEFT". With -K, migbench
@@ -251,7 +252,7 @@ path_end() {
 		for (i = 1; i <= NF; i++) if ($i ~ /^folios=/) {
 			n = substr($i, 8) + 0; if (n > m) m = n } }
 		END { print m + 0 }' $TRACING/trace)
-	cpu=0 why=""
+	cpu=0 why="" fails0=$fails
 	for c in fallback_below_min fallback_declined fallback_busy fallback_nomem \
 		 fallback_timeout fallback_error fallback_incomplete fallback_retry; do
 		[ "$(delta $c)" -eq 0 ] || why="$why${why:+, }${c#fallback_} $(delta $c)"
@@ -266,6 +267,7 @@ path_end() {
 	[ "$(delta folios)" -gt 0 ] || fail "$1, $3: $3 copied nothing"
 	[ "${5:-}" != multi ] || [ "$largest" -gt 1 ] ||
 		fail "$1, $3: no batch of more than one folio"
+	[ "$fails" -gt "$fails0" ] || pass "$1, $3: data exact, batched for reason $2"
 	# A kept destination (a copy that did not finish in time: under TCG a
 	# vCPU can lose its host core for longer than mtcopy's 100 ms) is a
 	# safe outcome, the folio is not migrated by that call: shown, not
