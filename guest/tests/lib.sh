@@ -1,5 +1,5 @@
 # Helpers for the guest tests; sourced.
-MIG=/sys/kernel/mm/migration
+MIG=${RUNNER_ROOT:-}/sys/kernel/mm/migration
 
 # A sub-check's result: said on the output, and kept in $SUBRESULTS (a
 # file, so that a check in a subshell or a pipeline counts too), from which
@@ -27,10 +27,26 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); result "not ok" "$*"; }
 pass() { echo "ok: $*"; result ok "$*"; }
 skip() { echo "skip: $*"; result skip "$*"; }
 # Exit with the verdict of the checks made so far (in any subshell too).
+# A test that passed no check fails all the same (run.sh): one that only
+# looks for failures must pass what it checked when it finds none.
 finish() {
 	[ -z "${SUBRESULTS:-}" ] || fails=$(grep -c '^not ok' "$SUBRESULTS")
 	[ "$fails" -eq 0 ] && exit 0
 	echo "$fails checks failed"; exit 1
+}
+
+# new_taint BEFORE AFTER: the taint flags (/proc/sys/kernel/tainted) that
+# say the kernel found a bug in itself, set in AFTER and not in BEFORE, as
+# letters: B (bad page, also KASAN: bit 5), D (died: an Oops, 7), W (a
+# warning, 9), L (a soft lockup, 14). run.sh fails a test on them, as LTP's
+# tst_taint does.
+new_taint() {
+	taint_new=""
+	for taint_flag in 5:B 7:D 9:W 14:L; do
+		[ $(( ($2 & ~$1) >> ${taint_flag%:*} & 1 )) -eq 0 ] ||
+			taint_new="$taint_new${taint_new:+ }${taint_flag#*:}"
+	done
+	echo "$taint_new"
 }
 
 # reset_migration: what a test that failed or was killed may have left
@@ -331,7 +347,7 @@ cpu_stat() { awk -v f="$2" '$1 == f { print $2 }' "$1/cpu.stat"; }
 # object only from the second scan that finds nothing pointing to it, and
 # only once it is 5 s old: kmemleak_scan scans twice, 6 s apart, and fails
 # if kmemleak cannot scan (it turns itself off when it runs out of memory).
-KMEMLEAK=/sys/kernel/debug/kmemleak
+KMEMLEAK=${RUNNER_ROOT:-}/sys/kernel/debug/kmemleak
 kmemleak_scan() {
 	echo scan > $KMEMLEAK && sleep 6 && echo scan > $KMEMLEAK
 }
