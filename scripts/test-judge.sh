@@ -55,9 +55,10 @@ echo "1..$planned"
 
 # verdict NAME problems|clean LOG [TITLE]: the judge must find problems (and
 # print TITLE among them) or call the log clean. With accel=MODE, the boot
-# ran under that accelerator (kernel-log.py --accel).
+# ran under that accelerator (kernel-log.py --accel). (A '#' in NAME would
+# start a KTAP directive.)
 verdict() {
-	local name=$1 want=$2 log=$3 title=${4:-} got=clean
+	local name=${1//#/ } want=$2 log=$3 title=${4:-} got=clean
 	n=$((n + 1))
 	kernel_problems ${accel:+--accel "$accel"} "$log" 2> "$dir/titles" && got=problems
 	if [ "$got" = "$want" ] && { [ -z "$title" ] || grep -q -F -- "$title" "$dir/titles"; }; then
