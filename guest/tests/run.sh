@@ -107,7 +107,6 @@ for t in $tests; do
 		echo "  FAIL: kernel not tainted (new: $flags)"
 		result "not ok" "kernel not tainted (new: $flags)"
 	fi
-	echo "mig-test: end $name" >> $kmsg
 	secs=$(( $(date +%s) - start ))
 	if [ -e $root/tmp/timedout ]; then
 		res="not ok $n $name # TIMEOUT after $(limit "$name") s"
@@ -124,6 +123,8 @@ for t in $tests; do
 	fi
 	echo "$res (${secs}s)"
 	case $res in "not ok"*) reset_migration ;; esac
+	# (what reset_migration makes the kernel say is the failed test's)
+	echo "mig-test: end $name" >> $kmsg
 	{ nested "$name"; echo "$res"; } >&3
 done
 if [ -e $KMEMLEAK ]; then
