@@ -49,7 +49,7 @@ LINES='[   60.000000] watchdog: CPU1: Watchdog detected hard LOCKUP on cpu 0|1 x
 [   90.000000] BUG: KASAN: slab-use-after-f  ok: hop 3|1 x BUG: KASAN: slab-use-after-f ok: hop N'
 
 n=0 bad=0
-planned=$((30 + $(printf '%s\n' "$LINES" | wc -l)))
+planned=$((33 + $(printf '%s\n' "$LINES" | wc -l)))
 echo "KTAP version 1"
 echo "1..$planned"
 
@@ -227,6 +227,21 @@ if kernel_problems "$dir/console" "$dir/kmsg" 2>&1 | grep -q '^1 x BUG: KASAN: s
 else
 	bad=$((bad + 1)); echo "not ok $n a report the console split in its first word, whole in the kmsg log"
 fi
+# the same inside its stamp
+{ boot; printf '[   90.0  ok: hop 3\n00000] BUG: KASAN: slab-use-after-free in dcbm_callback+0x2c/0x120 [dcbm]\n'; } > "$dir/console"
+{ boot | grep '^\['; printf '[   90.000000] BUG: KASAN: slab-use-after-free in dcbm_callback+0x2c/0x120 [dcbm]\n'; } > "$dir/kmsg"
+n=$((n + 1))
+if kernel_problems "$dir/console" "$dir/kmsg" 2>&1 | grep -q '^1 x BUG: KASAN: slab-use-after-free in dcbm_callback '; then
+	echo "ok $n a report the console split in its stamp, whole in the kmsg log"
+else
+	bad=$((bad + 1)); echo "not ok $n a report the console split in its stamp, whole in the kmsg log"
+fi
+# a real report after a stale-looking int3: cut under tcg only
+{ boot; int3; printf '[  500.500000] BUG: KASAN: slab-use-after-free in dcbm_callback+0x2c/0x120 [dcbm]\n'; } > "$dir/int3-kasan"
+accel=tcg-single verdict "a report after an int3 under single-threaded TCG" problems "$dir/int3-kasan" "1 x BUG: KASAN: slab-use-after-free in dcbm_callback"
+# the kernel's first line not in the first 50: no verdict
+{ for i in $(seq 60); do echo "junk $i"; done; boot; } > "$dir/late"
+verdict "a log whose first 50 lines are not the kernel's is not clean" problems "$dir/late" "does not start with the kernel's first line"
 # printk.time=0: no stamp, no report can be found; no verdict
 { boot | sed 's/^\[[^]]*\] //'; printf 'BUG: KASAN: slab-use-after-free in dcbm_callback+0x2c/0x120\n'; } > "$dir/nostamp"
 verdict "a log without stamps is not clean" problems "$dir/nostamp" "no printk stamps"
