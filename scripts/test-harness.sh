@@ -13,6 +13,7 @@
 #  - group_tests (scripts/lib.sh): a name in a group file that no boot of
 #    the run can run is an error.
 #   KUNIT=DIR  the kernel's KTAP parser (default: the tree's, build/linux)
+#   KEEP=1     keep its directory of synthetic files (the path: mktemp's, in /tmp)
 . "$(dirname "$0")/lib.sh"
 
 dir=$(mktemp -d)
