@@ -64,11 +64,27 @@ variant_src() {
 # Build output directory of a variant/profile pair, e.g. patched-debug.
 kernel_out() { echo "$OUTDIR/$1-$2"; }
 
-# kernel_problems LOG...: print one line per kind of kernel report in these
-# logs of one boot (scripts/kernel-log.py: console and kmsg logs; a boot that
-# died of a stale int3 of QEMU is judged up to it, and the first line says
-# so); true if there is any, or if the logs could not be judged: no verdict
-# is not a clean verdict.
+# group_tests FILE RUNNABLE [BOOTS]: the tests FILE names (a group file of
+# guest/tests, one name a line, "# comments"), in its order; each must be
+# one of RUNNABLE (a line each: the tests that BOOTS, the boots of this
+# run, can run), or this dies before anything runs.
+group_tests() {
+	local names t
+	names=$(sed -e 's/[[:space:]]*#.*//' -e '/^$/d' "$1")
+	for t in $names; do
+		grep -q -x -F -- "$t" <<< "$2" && continue
+		[ -e "$TOP/guest/tests/$t.sh" ] || die "${1#"$TOP"/}: no test $t (no guest/tests/$t.sh)"
+		die "${1#"$TOP"/}: $t is run by none of ${3:-the boots of this run}"
+	done
+	echo "$names"
+}
+
+# kernel_problems [--accel MODE] LOG...: print one line per kind of kernel
+# report in these logs of one boot (scripts/kernel-log.py: console and kmsg
+# logs; a boot under multi-threaded TCG, MODE tcg, that died of a stale
+# int3 of QEMU is judged up to it, and the first line says so); true if
+# there is any, or if the logs could not be judged: no verdict is not a
+# clean verdict.
 kernel_problems() {
 	local rc=0
 	/usr/bin/python3 "$TOP/scripts/kernel-log.py" "$@" >&2 || rc=$?

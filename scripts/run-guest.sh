@@ -219,14 +219,15 @@ wait $qpid && rc=0 || rc=$?
 qpid=""
 wait $tpid 2>/dev/null || true	# let the tail print the last lines
 
-# The judge's verdict on every boot, finished or not (a stale int3's boot is
-# judged up to it): on standard error and in NAME.reports.
+# The judge's verdict on every boot, finished or not (a stale int3's boot,
+# under multi-threaded TCG, is judged up to it): on standard error and in
+# NAME.reports.
 problems=0
 logs=("$console" "$kmsg")
 # A guest that stopped before its init started (no "init:" line) has no
 # kmsg log (guest/kmsglog runs from init): its console is all there is.
 grep -q '^init: ' "$console" || [ -s "$kmsg" ] || logs=("$console")
-! kernel_problems "${logs[@]}" 2> "$reports" || problems=1
+! kernel_problems --accel "${GUEST_ACCEL:-tcg}" "${logs[@]}" 2> "$reports" || problems=1
 if [ -s "$reports" ]; then
 	warn "kernel log of $name:"
 	sed 's/^/  /' "$reports" >&2

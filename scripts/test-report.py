@@ -2,25 +2,32 @@
 """make test's verdict: the boots' KTAP as one document, which the kernel's
 own KTAP parser (tools/testing/kunit/kunit_parser.py) reads back.
 
-    test-report.py --kunit DIR --results DIR --skips FILE [--arch ARCH] JUDGE_KTAP BOOT...
+    test-report.py --kunit DIR --results DIR --skips FILE [--arch ARCH] [--harness KTAP] JUDGE_KTAP BOOT...
 
-JUDGE_KTAP is the judge's self-test (scripts/test-judge.sh); each BOOT is
+JUDGE_KTAP is the judge's self-test (scripts/test-judge.sh), KTAP of
+--harness that of the runner and the report (scripts/test-harness.sh);
+each BOOT is
 the name of a boot of scripts/test.sh, whose files in the results directory
 are NAME.out (the guest's KTAP, guest/tests/run.sh), NAME.reports (the
 kernel-log judge's verdict, scripts/run-guest.sh) and NAME.boot (the tests
-it was to run, how it ended, the boot that ran again what it had not).
+it was to run, its accelerator, how it ended, the boot that ran again what
+it had not).
 
-Writes test.ktap: the judge's self-test, then each boot with its tests (and
-their sub-checks), "guest finished its job" and "kernel log clean".  Prints
+Writes test.ktap: the self-tests, then each boot with its tests (and
+their sub-checks), "guest finished its job" and "kernel log clean".  A
+kernel report that the judge found during a test ("... (during NN-name)")
+fails that test as well as "kernel log clean".  Prints
 the failures with their failing sub-checks and kernel report titles and,
 last, "N passed, N failed[, N skipped]" over the top-level results of the
-boots, the self-test counting as one.  A skip, of a test or of a sub-check
+boots, each self-test counting as one.  A skip, of a test or of a sub-check
 (TEST/SUB-CHECK), fails unless the skips file allows it (a pattern after
 "[ARCH] " on the guest architecture ARCH only, x86_64 or arm64: --arch, or
 for a BOOT in a subdirectory of the results, DIR/NAME, the part of DIR
 before its first '-', as arm64-4k/test of make test); the harness's own
 skips (tests a stale int3 of QEMU, an early-boot hang or a crash of QEMU
-kept from running, run again in a retry boot) are allowed.  test.json has the summary and the
+kept from running, run again in a retry boot) are allowed, in a boot under
+multi-threaded TCG (accel=tcg) only: under any other accelerator those
+deaths fail.  test.json has the summary and the
 tree as the kernel's parser read it (test.parse.log: its account).  Exit status 1 on a failure.
 """
 import argparse
@@ -32,6 +39,7 @@ import signal
 import sys
 
 RESULT = re.compile(r'^(\s*)(not ok|ok) (\d+) ([^#]*?)\s*(?:# (.*))?$')
+DURING = re.compile(r' \(during (\S+)\)$')     # a kernel report's test
 CONTROL = re.compile(r'[\x00-\x08\x0b-\x1f\x7f]')
 INDENT = '    '
 
@@ -45,14 +53,23 @@ def read_lines(path):
 
 class Result:
     """A top-level result of a boot, with what the summary needs."""
-    def __init__(self, name, ok, why='', block=(), harness_skip=False):
+    def __init__(self, name, ok, why='', block=(), harness_skip=False, reports=()):
         self.name, self.ok, self.why = name, ok, why
         self.block = list(block)            # its nested KTAP and diagnostics
         self.skip = ok and why.startswith('SKIP')
         self.harness_skip = harness_skip
+        self.reports = list(reports)        # kernel reports that fail it
         # the sub-checks that failed or skipped: (ok, name, directive)
         self.subs = [(m.group(2) == 'ok', m.group(4), m.group(5) or '')
                      for m in map(RESULT.match, self.block) if m and m.group(1)]
+
+    def blame(self, reports):
+        """The kernel made these reports while the test ran: it fails."""
+        why = 'the kernel reported during it'
+        self.why = f'{self.why}; {why}' if self.why and not self.skip else why
+        self.ok = self.skip = self.harness_skip = False
+        self.block += ['# ' + r for r in reports]
+        self.reports = reports
 
     def line(self, i):
         return f'{"ok" if self.ok else "not ok"} {i} {self.name}' + \
@@ -89,29 +106,38 @@ def boot_results(results, name):
                    if r.strip()]
     except OSError:
         reports = ['the kernel logs were not judged']
-    int3 = [r for r in reports if r.startswith('stale int3')]
-    reports = [r for r in reports if not r.startswith('stale int3')]
+    # the emulator's deaths are excused under multi-threaded TCG only
+    mttcg = meta.get('accel') == 'tcg'
+    int3 = [r for r in reports if r.startswith('stale int3')] if mttcg else []
+    reports = [r for r in reports if r not in int3]
     retry = meta.get('retry')
     # an early-boot hang (before init) or a crash of QEMU is the emulator's,
     # like a stale int3, as long as the console up to it is clean
     ended = meta.get('ended', '')
-    emulator = ended.startswith(('stopped before its init started',
-                                 'was lost to a QEMU crash'))
+    emulator = mttcg and ended.startswith(('stopped before its init started',
+                                           'was lost to a QEMU crash'))
     if emulator and not reports:
         int3 = [ended]
+    blamed = {}
+    for r in reports:
+        m = DURING.search(r)
+        if m:
+            blamed.setdefault(m.group(1), []).append(r)
     reported = guest_results(os.path.join(results, name + '.out'))
     out = []
     for i, test in enumerate(meta.get('tests', '').split(), 1):
         got = reported.get(i)
         if got and got[0] == test:
             out.append(Result(test, got[1], got[2], got[3]))
-        elif int3 and retry:
+        elif int3 and retry and test not in blamed:
             why = ended if emulator else 'died of a stale int3 (QEMU TCG)'
             out.append(Result(test, True, f'SKIP the guest {why}; run again in {retry}',
                               harness_skip=True))
         else:
             out.append(Result(test, False, 'did not report: the guest died, '
                               'stalled or timed out'))
+        if test in blamed:
+            out[-1].blame(blamed[test])
     if int3:
         out.append(Result('guest finished its job', True, f'SKIP {int3[0]}; ' +
                           (f'the tests it had not run went to {retry}' if retry
@@ -120,7 +146,7 @@ def boot_results(results, name):
         out.append(Result('guest finished its job', 'finished' in meta,
                           '' if 'finished' in meta else meta.get('ended', '')))
     out.append(Result('kernel log clean', not reports, '',
-                      ['# ' + r for r in reports]))
+                      ['# ' + r for r in reports], reports=reports))
     return out
 
 
@@ -163,6 +189,7 @@ def main():
     ap.add_argument('--results', required=True)
     ap.add_argument('--skips', required=True)
     ap.add_argument('--arch', default='x86_64')
+    ap.add_argument('--harness')
     ap.add_argument('judge')
     ap.add_argument('boots', nargs='*')
     a = ap.parse_args()
@@ -180,24 +207,26 @@ def main():
         return any(fnmatch.fnmatchcase(name, p) for a, p in patterns
                    if a in (None, arch))
 
-    judge = read_lines(a.judge)
-    judge_ok = any(l.startswith('# ') and ' 0 failed' in l for l in judge) and \
-        not any(RESULT.match(l) and l.startswith('not ok') for l in judge)
-    doc = ['KTAP version 1', f'1..{1 + len(a.boots)}']
-    doc += [INDENT + l for l in judge[:1] + ['# Subtest: kernel-log judge'] + judge[1:] if l]
-    doc.append(f'{"ok" if judge_ok else "not ok"} 1 kernel-log judge')
-
+    selftests = [('kernel-log judge', a.judge)] + \
+        ([('harness', a.harness)] if a.harness else [])
+    doc = ['KTAP version 1', f'1..{len(selftests) + len(a.boots)}']
     passed = failed = skipped = 0
     failures, skips = [], []
-    if not judge_ok:
-        failed += 1
-        bad = [l for l in judge if l.startswith('not ok')]
-        ran = sum(1 for l in judge if RESULT.match(l))
-        failures.append('kernel-log judge: its self-test fails (results/judge.ktap): ' +
-                        ('; '.join(bad) if bad else f'it stopped after {ran} cases'))
-    else:
-        passed += 1
-    for n, boot in enumerate(a.boots, 2):
+    for n, (name, path) in enumerate(selftests, 1):
+        lines = read_lines(path)
+        ok = any(l.startswith('# ') and ' 0 failed' in l for l in lines) and \
+            not any(RESULT.match(l) and l.startswith('not ok') for l in lines)
+        doc += [INDENT + l for l in lines[:1] + [f'# Subtest: {name}'] + lines[1:] if l]
+        doc.append(f'{"ok" if ok else "not ok"} {n} {name}')
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+            bad = [l for l in lines if l.startswith('not ok')]
+            ran = sum(1 for l in lines if RESULT.match(l))
+            failures.append(f'{name}: its self-test fails (results/{os.path.basename(path)}): ' +
+                            ('; '.join(bad) if bad else f'it stopped after {ran} cases'))
+    for n, boot in enumerate(a.boots, len(selftests) + 1):
         results = boot_results(a.results, boot)
         arch = boot.split('/')[0].split('-')[0] if '/' in boot else a.arch
         boot_ok = True
@@ -218,8 +247,7 @@ def main():
                     if r.skip else ''
                 failures.append(f'{name} ({why}{r.why})' if r.why else name)
                 failures += ['  ' + b for b in bad]
-                failures += ['  ' + l[2:] for l in r.block
-                             if r.name == 'kernel log clean' and l.startswith('# ')]
+                failures += ['  ' + report for report in r.reports]
         doc += subtest(boot, results)
         doc.append(f'{"ok" if boot_ok else "not ok"} {n} {boot}')
 

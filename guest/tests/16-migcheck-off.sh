@@ -6,6 +6,8 @@
 
 select_migrator none
 snap
-migcheck -q -k 4,2048 || fail "matrix with the batch path off"
-[ "$(delta batches)" -eq 0 ] || fail "batches counted with the batch path off"
+migcheck -q -k 4,2048 && pass "matrix with the batch path off" ||
+	fail "matrix with the batch path off"
+[ "$(delta batches)" -eq 0 ] && pass "no batch counted with the batch path off" ||
+	fail "batches counted with the batch path off"
 finish

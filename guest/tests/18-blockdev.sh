@@ -109,7 +109,8 @@ fs_case() {	# DEV LABEL MIGRATOR
 	echo 3 > /proc/sys/vm/drop_caches
 	fsck_dev "$1" "$label"
 	if mount -t ext4 "$1" $DIR; then
-		blkmig verify -d $DIR/blkmig -l /tmp/manifest ||
+		blkmig verify -d $DIR/blkmig -l /tmp/manifest &&
+			pass "$label: every file exact after remount" ||
 			fail "$label: files after remount"
 		umount $DIR || fail "$label: umount after the check"
 	else
@@ -132,7 +133,8 @@ case " $PARTS " in *" raw "*)
 	# only move_pages() batches: every folio it moves is the device's
 	echo syscall_or_cpuset > $MIG/reasons
 	counting
-	blkmig raw -D $RAW -s "$RAW_MB" -t "$SECS_RAW" -T "$THREADS" ||
+	blkmig raw -D $RAW -s "$RAW_MB" -t "$SECS_RAW" -T "$THREADS" &&
+		pass "raw $RAW: every sector exact, every page moved at the end" ||
 		fail "raw $RAW"
 	counted "raw $RAW"
 	[ "$(delta folios)" -eq 0 ] ||

@@ -39,6 +39,8 @@ dmatest() {
 	echo "$label: $n threads; $(sed 's/.*\] //' /tmp/dmatest.log | head -2 | tr '\n' ';')"
 	[ "$n" -ge "$want_threads" ] || fail "$label: $n summaries, $want_threads wanted"
 	[ "$bad" -eq 0 ] || { cat /tmp/dmatest.log; fail "$label: $bad threads with unexpected failures"; }
+	[ "$n" -lt "$want_threads" ] || [ "$bad" -ne 0 ] ||
+		pass "$label: every thread's summary as expected"
 }
 
 modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
@@ -97,6 +99,8 @@ status_after_terminate() {
 			fail "$label: $(cat $S/wrong) descriptors with the wrong tx_status after terminate"
 		[ "$(cat $S/dropped)" -gt 0 ] && [ "$(cat $S/completed)" -ge 2 ] ||
 			fail "$label: the terminate did not come between the descriptors"
+		[ "$(cat $S/wrong)" -ne 0 ] ||
+			pass "$label: every descriptor's tx_status right after the terminate"
 		rmmod dma_status
 	else
 		fail "$label: dma_status did not run"
@@ -126,7 +130,7 @@ unbind_held() {
 		dmesg | grep -A 3 'BUG: KASAN'
 		fail "unbound with its channels held: KASAN report when dmatest let them go"
 	else
-		echo "unbound with $held channels held: dmatest let them go, no KASAN report"
+		pass "unbound with its channels held: no KASAN report when dmatest let them go"
 	fi
 	rmmod swdma || fail "cannot unload swdma after the unbind"
 }

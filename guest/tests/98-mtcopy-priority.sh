@@ -55,7 +55,8 @@ snap
 # shellcheck disable=SC2046,SC2086  # words
 set -- $(works $MOVE)
 echo "nice 0: $1 works queued; folios +$(delta folios)"
-[ "$1" -gt 0 ] || fail "nice 0: no work queued (the control)"
+[ "$1" -gt 0 ] && pass "nice 0: works queued (the control)" ||
+	fail "nice 0: no work queued (the control)"
 [ -s /tmp/workers ] || fail "nice 0: no work ran"
 while read -r pid; do
 	# field 19 of /proc/PID/stat: nice (kworkers live on for minutes)
@@ -69,7 +70,8 @@ for wrap in nice19 "rthog -i" "rthog -r 10"; do
 	set -- $(works $wrap $MOVE)
 	echo "$wrap: $1 works queued; folios +$(delta folios)"
 	[ "$(delta folios)" -gt 0 ] || fail "$wrap: mtcopy copied nothing"
-	[ "$1" -eq 0 ] || fail "$wrap: $1 works queued for a task that must copy alone"
+	[ "$1" -eq 0 ] && pass "$wrap: no work queued, the task copies alone" ||
+		fail "$wrap: $1 works queued for a task that must copy alone"
 done
 
 # A worker's place is given back just before its function returns: the
@@ -81,13 +83,14 @@ snap
 set -- $(works three)
 echo "3 tasks, max_workers 1: $1 works queued, at most $2 ran at once; folios +$(delta folios)"
 [ "$1" -gt 0 ] || fail "max_workers 1: no work queued"
-[ "$2" -le 2 ] || fail "max_workers 1: $2 works ran at once"
+[ "$2" -le 2 ] && pass "max_workers 1: no more works at once than the cap lets show" ||
+	fail "max_workers 1: $2 works ran at once"
 echo 0 > $M/max_workers
 snap
 # shellcheck disable=SC2046,SC2086  # words
 set -- $(works $MOVE)
 echo "max_workers 0: $1 works queued; folios +$(delta folios)"
-[ "$1" -eq 0 ] || fail "max_workers 0: $1 works queued"
+[ "$1" -eq 0 ] && pass "max_workers 0: no work queued" || fail "max_workers 0: $1 works queued"
 # above nr_cpu_ids ("0-3": 4)
 for bad in -1 $(( $(sed 's/.*-//' /sys/devices/system/cpu/possible) + 2 )) x; do
 	! echo "$bad" > $M/max_workers 2>/dev/null || fail "max_workers took '$bad'"

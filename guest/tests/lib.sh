@@ -1,8 +1,8 @@
 # Helpers for the guest tests; sourced.
-MIG=/sys/kernel/mm/migration		# the ABI: migrator, reasons, stats/
-TUN=/sys/kernel/debug/migration		# the tunables, <migrator>/min_batch_pages, test/
-MTCOPY=/sys/module/migrate_mtcopy/parameters
-DCBM=/sys/module/dcbm/parameters
+MIG=${RUNNER_ROOT:-}/sys/kernel/mm/migration		# the ABI: migrator, reasons, stats/
+TUN=${RUNNER_ROOT:-}/sys/kernel/debug/migration		# the tunables, <migrator>/min_batch_pages, test/
+MTCOPY=${RUNNER_ROOT:-}/sys/module/migrate_mtcopy/parameters
+DCBM=${RUNNER_ROOT:-}/sys/module/dcbm/parameters
 
 # A sub-check's result: said on the output, and kept in $SUBRESULTS (a
 # file, so that a check in a subshell or a pipeline counts too), from which
@@ -30,10 +30,26 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); result "not ok" "$*"; }
 pass() { echo "ok: $*"; result ok "$*"; }
 skip() { echo "skip: $*"; result skip "$*"; }
 # Exit with the verdict of the checks made so far (in any subshell too).
+# A test that passed no check fails all the same (run.sh): one that only
+# looks for failures must pass what it checked when it finds none.
 finish() {
 	[ -z "${SUBRESULTS:-}" ] || fails=$(grep -c '^not ok' "$SUBRESULTS")
 	[ "$fails" -eq 0 ] && exit 0
 	echo "$fails checks failed"; exit 1
+}
+
+# new_taint BEFORE AFTER: the taint flags (/proc/sys/kernel/tainted) that
+# say the kernel found a bug in itself, set in AFTER and not in BEFORE, as
+# letters: B (bad page, also KASAN: bit 5), D (died: an Oops, 7), W (a
+# warning, 9), L (a soft lockup, 14). run.sh fails a test on them, as LTP's
+# tst_taint does.
+new_taint() {
+	taint_new=""
+	for taint_flag in 5:B 7:D 9:W 14:L; do
+		[ $(( ($2 & ~$1) >> ${taint_flag%:*} & 1 )) -eq 0 ] ||
+			taint_new="$taint_new${taint_new:+ }${taint_flag#*:}"
+	done
+	echo "$taint_new"
 }
 
 # reset_migration: what a test that failed or was killed may have left
@@ -133,7 +149,8 @@ start_migrations() {	# folio sizes, e.g. 4,64,2048; [-K]
 stop_migrations() {
 	touch /tmp/stop
 	wait $bg_pid
-	[ ! -e /tmp/bg.failed ] || fail "a migration under $1 was not exact"
+	[ ! -e /tmp/bg.failed ] && pass "every migration under $1 exact" ||
+		fail "a migration under $1 was not exact"
 }
 # kept_left FILE: from the "kept" lines of migbench -K in FILE, the folios
 # kept and the pages left behind, summed: "KEPT LEFT". With -K, migbench
@@ -254,7 +271,7 @@ path_end() {
 		for (i = 1; i <= NF; i++) if ($i ~ /^folios=/) {
 			n = substr($i, 8) + 0; if (n > m) m = n } }
 		END { print m + 0 }' $TRACING/trace)
-	cpu=0 why=""
+	cpu=0 why="" fails0=$fails
 	for c in fallback_below_min fallback_declined fallback_busy fallback_nomem \
 		 fallback_timeout fallback_error fallback_incomplete fallback_retry; do
 		[ "$(delta $c)" -eq 0 ] || why="$why${why:+, }${c#fallback_} $(delta $c)"
@@ -269,6 +286,7 @@ path_end() {
 	[ "$(delta folios)" -gt 0 ] || fail "$1, $3: $3 copied nothing"
 	[ "${5:-}" != multi ] || [ "$largest" -gt 1 ] ||
 		fail "$1, $3: no batch of more than one folio"
+	[ "$fails" -gt "$fails0" ] || pass "$1, $3: data exact, batched for reason $2"
 	# A kept destination (a copy that did not finish in time: under TCG a
 	# vCPU can lose its host core for longer than mtcopy's 100 ms) is a
 	# safe outcome, the folio is not migrated by that call: shown, not
@@ -341,7 +359,7 @@ cpu_stat() { awk -v f="$2" '$1 == f { print $2 }' "$1/cpu.stat"; }
 # object only from the second scan that finds nothing pointing to it, and
 # only once it is 5 s old: kmemleak_scan scans twice, 6 s apart, and fails
 # if kmemleak cannot scan (it turns itself off when it runs out of memory).
-KMEMLEAK=/sys/kernel/debug/kmemleak
+KMEMLEAK=${RUNNER_ROOT:-}/sys/kernel/debug/kmemleak
 kmemleak_scan() {
 	echo scan > $KMEMLEAK && sleep 6 && echo scan > $KMEMLEAK
 }
