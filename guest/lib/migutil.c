@@ -827,8 +827,10 @@ long move_addrs(void **addrs, unsigned long n, int node, uint64_t *ns)
 		fprintf(stderr, "out of memory for %lu page addresses\n", n);
 		goto out;
 	}
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		nodes[i] = node;
+		status[i] = STATUS_UNSET;	/* a call that stops early sets none */
+	}
 	t0 = now_ns();
 	rc = n ? move_pages(0, n, addrs, nodes, status, MPOL_MF_MOVE) : 0;
 	*ns = now_ns() - t0;

@@ -173,12 +173,16 @@ for kb in 4 2048; do
 	grep -q "^migbench: $kb KiB: verification after move to node 1 FAILED" /tmp/mb.log ||
 		fail "mark_only: migbench did not report bad data for $kb KiB folios"
 done
-# migcheck: every kind, move_pages() and mbind() (mbind migrates for
-# mempolicy_mbind), one hop each; every case must fail on its data at hop 1
-# (a case that cannot have the size is skipped, not run)
+# migcheck: every kind offered to migrators, move_pages() and mbind() (mbind
+# migrates for mempolicy_mbind), one hop each; every case must fail on its
+# data at hop 1 (a case that cannot have the size is skipped, not run).
+# ext4's page cache (buffer heads) is never offered: its cases must pass.
 echo syscall_or_cpuset,mempolicy_mbind > $MIG/reasons
+migcheck -q -k 4,2048 -m file -c move_pages,mbind -n 0,1 > /tmp/mc.log 2>&1 &&
+	pass "mark_only: ext4 page cache not offered, its data exact" ||
+	{ cat /tmp/mc.log; fail "mark_only: ext4 page cache corrupted: offered to the migrator"; }
 snap
-migcheck -q -k 4,2048 -m private,shared,memfd,file,mlock \
+migcheck -q -k 4,2048 -m private,shared,memfd,mlock \
 	-c move_pages,mbind -n 0,1 > /tmp/mc.log 2>/tmp/mc.err
 rc=$?
 echo syscall_or_cpuset > $MIG/reasons
@@ -190,7 +194,7 @@ case $summary in
 "migcheck: 0 ok, "*) pass "mark_only: migcheck passed no case" ;;
 *) fail "mark_only: migcheck passed cases: $summary" ;;
 esac
-for k in private shared memfd file mlock; do
+for k in private shared memfd mlock; do
 	for c in move_pages mbind; do
 		grep -q "^FAIL $k-4K-$c: hop 1 (node 0 -> 1): data corrupted" /tmp/mc.log ||
 			fail "mark_only: migcheck $k-4K-$c did not report bad data"
