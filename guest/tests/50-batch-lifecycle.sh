@@ -22,7 +22,7 @@ while [ $i -lt 15 ]; do
 	sleep 1
 	echo all > $MIG/reasons
 	select_migrator none || fail "deselect $i"
-	rmmod test_migrator || fail "rmmod $i"
+	unload test_migrator || fail "rmmod $i"
 	grep -q test $MIG/migrator && fail "test still listed after rmmod"
 	i=$((i + 1))
 done

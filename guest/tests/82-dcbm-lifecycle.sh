@@ -52,8 +52,8 @@ while [ $i -lt 8 ]; do
 	rmmod swdma 2>/dev/null && { fail "rmmod swdma while held ($i)"; break; }
 	sleep 1
 	select_migrator none || fail "deselect $i"
-	rmmod dcbm || fail "rmmod dcbm $i"
-	rmmod swdma || fail "rmmod swdma $i"
+	unload dcbm || fail "rmmod dcbm $i"
+	unload swdma || fail "rmmod swdma $i"
 	i=$((i + 1))
 done
 stop_migrations select/unload

@@ -13,7 +13,7 @@ while [ $i -lt 10 ]; do
 	echo spread > $MTCOPY/placement
 	rmmod migrate_mtcopy 2>/dev/null && fail "rmmod of the active mtcopy succeeded"
 	select_migrator none || fail "deselect $i"
-	rmmod migrate_mtcopy || fail "rmmod $i"
+	unload migrate_mtcopy || fail "rmmod $i"
 	i=$((i + 1))
 done
 stop_migrations "thread changes/unload"

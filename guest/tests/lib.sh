@@ -309,6 +309,17 @@ node_meminfo() {
 }
 # vmstat FIELD
 vmstat() { awk -v f="$1" '$1 == f { print $2 }' /proc/vmstat; }
+# unload MODULE: a migrator deselected while copies were in flight keeps its
+# module (and dcbm its channels, so swdma its module) until the last copy
+# has been waited for, which may come after another chunk's unmap: up to
+# 10 s, then rmmod's own error
+unload() {
+	_u=0
+	while ! rmmod "$1" 2>/dev/null; do
+		[ $_u -lt 100 ] || { rmmod "$1"; return; }
+		sleep 0.1; _u=$((_u + 1))
+	done
+}
 # Base pages isolated for migration, of every kind
 isolated_pages() { echo $(( $(vmstat nr_isolated_anon) + $(vmstat nr_isolated_file) )); }
 isolated_back() {	# BEFORE LABEL: no folio left isolated (10 s for others' to end)
