@@ -721,30 +721,25 @@ out:
 /*
  * The pages whose status says they moved to @node but that are elsewhere: a
  * migration that reported a folio it gave up as migrated. Returns their
- * number (with a message for the first), or -1 if the query failed.
+ * number (with messages), or -1 if the query failed.
  */
 static long status_false_moves(void **addrs, const int *status,
 			       unsigned long n, int node)
 {
-	int *now = malloc(n * sizeof(*now) + 1);
-	unsigned long i;
-	long bad = 0;
+	void **moved = malloc(n * sizeof(*moved) + 1);
+	unsigned long i, m = 0;
+	long bad;
 
-	if (!now || query_nodes(addrs, n, now)) {
-		free(now);
+	if (!moved)
 		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		if (status[i] != node || now[i] == node)
-			continue;
-		if (!bad++)
-			fprintf(stderr, "move_pages: page %p reported moved to node %d, but is on node %d\n",
-				addrs[i], node, now[i]);
-	}
-	if (bad)
+	for (i = 0; i < n; i++)
+		if (status[i] == node)
+			moved[m++] = addrs[i];
+	bad = m ? pages_on_node(moved, m, node) : 0;
+	if (bad > 0)
 		fprintf(stderr, "move_pages: %ld pages reported moved to node %d are not there\n",
 			bad, node);
-	free(now);
+	free(moved);
 	return bad;
 }
 
