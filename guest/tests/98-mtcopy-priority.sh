@@ -6,7 +6,9 @@
 # (node 0 to 1, 4 threads, every batch offered to mtcopy, only
 # move_pages() batching): for a task at nice 0 works must be queued and run
 # on kworkers at nice 0 (the control); at nice 19, SCHED_IDLE and
-# SCHED_FIFO none may be queued (the task copies alone). Then three tasks
+# SCHED_FIFO none may be queued (the task copies alone); with a nice-0 hog
+# on every CPU none either, and again some once they are gone (only idle
+# CPUs are asked). Then three tasks
 # at nice 0 migrate at once with max_workers 1; with 0, none is queued.
 # Every byte checked. Series v4 ran its workers at nice -20 (WQ_HIGHPRI)
 # for any task, with no cap.
@@ -64,6 +66,32 @@ while read -r pid; do
 	[ "$n" -eq 0 ] || fail "nice 0: an mtcopy work ran on a kworker at nice $n"
 done < /tmp/workers
 echo "nice 0: works ran on $(wc -l < /tmp/workers) kworkers"
+# Only idle CPUs are asked for help (issue 49): with a nice-0 CPU hog on
+# every CPU, the task included, no CPU is idle when a batch starts, so no
+# work may be queued and the task copies alone, as without mtcopy; once
+# the hogs are gone, works are queued again. (Before the rule, works were
+# queued on busy CPUs, where their time was charged to no cgroup.)
+hogs=""
+for c in $(seq 0 $((online - 1))); do
+	taskset -c "$c" sh -c 'while :; do :; done' & hogs="$hogs $!"
+done
+sleep 1
+snap
+# shellcheck disable=SC2046,SC2086  # words
+set -- $(works $MOVE)
+# shellcheck disable=SC2086  # a list
+kill $hogs; wait $hogs 2>/dev/null
+echo "every CPU busy: $1 works queued; folios +$(delta folios)"
+[ "$(delta folios)" -gt 0 ] || fail "every CPU busy: mtcopy copied nothing"
+[ "$1" -eq 0 ] && pass "every CPU busy: no work queued, the task copies alone" ||
+	fail "every CPU busy: $1 works queued on CPUs that were busy"
+snap
+# shellcheck disable=SC2046,SC2086  # words
+set -- $(works $MOVE)
+echo "hogs gone: $1 works queued"
+[ "$1" -gt 0 ] && pass "hogs gone: works queued again on idle CPUs" ||
+	fail "hogs gone: no work queued on idle CPUs"
+
 for wrap in nice19 "rthog -i" "rthog -r 10"; do
 	snap
 	# shellcheck disable=SC2046,SC2086  # words
