@@ -18,14 +18,23 @@
 # kept) instead of waiting for it; no batch copy lasted as long as a hog.
 . /opt/mig/tests/lib.sh
 
+# This script, its trigger and the hogs' launchers stay off CPUs 0 and 1:
+# mtcopy asks only a CPU idle when a batch starts for help, and the
+# worker must be there when the hog comes.
+taskset -p -c 2-$(($(nproc --all) - 1)) $$ > /dev/null ||
+	fail "cannot move the test off CPUs 0 and 1"
 HOG_S=20 WINDOWS=2	# the batch copies take 3-5 s here
 TRIGGER=$TRACING/instances/rthog
 modprobe migrate_mtcopy || { fail "cannot load migrate_mtcopy"; finish; }
 echo 2 > $MTCOPY/threads
 echo 1 > $TUN/mtcopy/min_batch_pages
 select_migrator mtcopy
-batch=$(cat $TUN/max_batch_pages)
+batch=$(cat $TUN/max_batch_pages) chunk=$(cat $TUN/chunk_pages)
 echo 65536 > $TUN/max_batch_pages
+# whole batches: a pipelined chunk's copy is over before the hogs start,
+# and the next chunk finds the worker's CPU still busy with the last one
+# (only idle CPUs are asked)
+echo 0 > $TUN/chunk_pages
 cpus=$(seq 0 $(($(nproc --all) - 1)))
 mkdir -p $TRIGGER
 
@@ -85,6 +94,7 @@ awk -v l="${longest:-0}" -v h=$HOG_S 'BEGIN { exit !(l < h) }' &&
 [ "$(delta batches)" -gt 0 ] || fail "no batch"
 
 echo "$batch" > $TUN/max_batch_pages
+echo "$chunk" > $TUN/chunk_pages
 select_migrator none
 echo 64 > $TUN/mtcopy/min_batch_pages
 rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
