@@ -28,8 +28,9 @@ test-arm64:
 # Each mutant of scripts/mutants/ (M="NAME ...": those only; M=baseline:
 # their tests without a mutant) applied, built, booted with its tests,
 # caught or escaped; the tree restored. Not part of make test (time).
+# M must not reach the kernel's make, where it names an external module.
 mutate:
-	@scripts/mutate.sh $(M)
+	@env -u M -u MAKEFLAGS -u MFLAGS scripts/mutate.sh $(M)
 
 bench:
 	@scripts/bench.sh
