@@ -38,7 +38,7 @@ modprobe migrate_mtcopy && echo 2 > $MTCOPY/threads &&
 	echo 0 > $TUN/mtcopy/min_batch_pages || fail "cannot load mtcopy"
 dcbm_load 2
 modprobe test_migrator && echo copy > $TUN/test/mode || fail "cannot load test_migrator"
-echo 16384 > $TRACING/buffer_size_kb
+echo 8192 > $TRACING/buffer_size_kb
 EV="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end set_migration_pte remove_migration_pte"
 # the copies' own contexts: mtcopy's works, swdma's channel threads (only
 # under those migrators: the tracepoints slow every migration down)
@@ -62,7 +62,7 @@ inside() {
 	     /mm_migrate_batch_copy_end:/ { open-- }
 	     open > 0 && pid == owner && /set_migration_pte:/ { set++ }
 	     open > 0 && pid == owner && /remove_migration_pte:/ { rm++ }
-	     END { print set + 0, rm + 0, max + 0 }' $TRACING/trace
+	     END { print set + 0, rm + 0, max + 0 }' /tmp/48.trace
 }
 
 # The overlap oracle, per chunk of the migrating task: "CHUNKS SEEN EARLY".
@@ -89,7 +89,7 @@ overlap() {	# DELAY_S
 	/sched_switch:.*next_comm=swdma/ && nopen == 1 {
 		for (i = k; i >= 1; i--) if (open[i]) { if (went[i]) seen[i] = 1; break } }
 	END { for (i = 1; i <= k; i++) { n += seen[i]; if (went[i] && gap[i] < d / 2) e++ }
-	      print k + 0, n + 0, e + 0 }' $TRACING/trace
+	      print k + 0, n + 0, e + 0 }' /tmp/48.trace
 }
 
 # Per chunk, from copy_end: "OFFERED BAD BUSY LATE": the folios offered
@@ -105,7 +105,7 @@ chunk_counts() {
 		if (r == -16) busy += f
 		else if (r == -110) late++
 		else if (r != 0 || c != f) bad++ }
-	     END { print offered + 0, bad + 0, busy + 0, late + 0 }' $TRACING/trace
+	     END { print offered + 0, bad + 0, busy + 0, late + 0 }' /tmp/48.trace
 }
 
 # run MIGRATOR CHUNK DEPTH: 4096 base-page folios (8 MiB with 4K pages,
@@ -122,6 +122,7 @@ run() {
 	migbench -s $((BASE_KB * 2)) -k "$BASE_KB" -r 1 -V 0,1,0 > /tmp/mb.log 2>&1 ||
 		{ cat /tmp/mb.log; fail "$label: data or nodes wrong"; }
 	events off $EV $(engine_events $1)
+	cat $TRACING/trace > /tmp/48.trace	# read once: formatting it is slow
 	set -- "$@" $(inside) $(overlap "$(cat $TUN/test/delay_ms | awk '{ print $1 / 1000 }')") $(chunk_counts)
 	pipelined=$([ "$2" != 0 ] && [ "$1" != kernel ] && echo 1)
 	size=512
