@@ -1,10 +1,11 @@
 # Entry points of the testbed; the work is done by scripts/ (see README.md).
-.PHONY: test test-full test-arm64 bench tree export check-series deps kernel clean help
+.PHONY: test test-full test-arm64 mutate bench tree export check-series deps kernel clean help
 
 help:
 	@echo "make test       build the patched kernel (debug), boot it, run the quick tests; arm64 smoke"
 	@echo "make test-full  the same with every test (three boots, about 80 minutes)"
 	@echo "make test-arm64 arm64 guests (MTE), 4K and 64K base pages (see docs/arm64.md)"
+	@echo "make mutate     the catching tests against each deliberate bug of scripts/mutants/ (M=NAME: one)"
 	@echo "make bench      vanilla vs patched move_pages() benchmark -> results/"
 	@echo "make tree       create the kernel work tree build/linux from patches/"
 	@echo "make export     write build/linux's commits back into patches/"
@@ -23,6 +24,13 @@ test-arm64:
 	@rc=0; for p in $(or $(GUEST_PAGE),4k 64k); do \
 		GUEST_ARCH=arm64 GUEST_PAGE=$$p scripts/test.sh arm64 || rc=1; \
 	done; exit $$rc
+
+# Each mutant of scripts/mutants/ (M="NAME ...": those only; M=baseline:
+# their tests without a mutant) applied, built, booted with its tests,
+# caught or escaped; the tree restored. Not part of make test (time).
+# M must not reach the kernel's make, where it names an external module.
+mutate:
+	@env -u M -u MAKEFLAGS -u MFLAGS scripts/mutate.sh $(M)
 
 bench:
 	@scripts/bench.sh

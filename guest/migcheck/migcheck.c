@@ -16,7 +16,10 @@
  *
  * Writers mode (-W): threads keep incrementing counters in the region while
  * it is moved between the nodes of the route; in the end no increment may
- * be missing.
+ * be missing.  With -H, every thread writes only the first pages of the
+ * region, over and over: their TLB entries stay warm on the writers' CPUs,
+ * so that a write through an entry not yet flushed when the migration
+ * copies the page (the copy must come after the flush) is lost, and seen.
  *
  * One line per case on stdout ("ok", "FAIL", "skip"), diagnostics on
  * stderr.  Exit: 0 all passed, 1 a check failed, 2 setup problem, 4 skip.
@@ -99,6 +102,8 @@ struct opts {
 	unsigned long size_mb;
 	unsigned long writer_secs;	/* 0: matrix mode */
 	int threads;
+	unsigned long hot_pages;	/* -H: writers on these pages only */
+	int kept_ok;			/* -K: pages may stay behind */
 	int splicers;			/* -S: page-cache reference holders */
 	int compact_node;		/* -C: compaction mode, or -1 */
 	int quiet;
@@ -159,6 +164,12 @@ static void usage(FILE *f)
 "            kind: one more thread keeps calling fsync(), and after the\n"
 "            writers the file read with O_DIRECT must equal the mapping\n"
 "  -T N      writer threads (default 3)\n"
+"  -H PAGES  with -W: every writer thread writes only the first PAGES pages\n"
+"            of the region (each its own word of each), so that their TLB\n"
+"            entries stay warm on the writers' CPUs; the whole region moves\n"
+"  -K        with -W: a migrator may keep pairs (their folios then stay\n"
+"            where they were for that move): the last move, with nobody\n"
+"            writing, need not move every page; every byte is checked\n"
 "  -S N      file and memfd kinds: N threads keep splicing the file into a\n"
 "            pipe and draining it during each move; pipe buffers hold\n"
 "            page-cache references that race with migration\n"
@@ -228,6 +239,11 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 	case 'W':
 		return parse_ulong(arg, &o->writer_secs) || !o->writer_secs ||
 		       o->writer_secs > 86400;
+	case 'H':
+		return parse_ulong(arg, &o->hot_pages) || !o->hot_pages;
+	case 'K':
+		o->kept_ok = 1;
+		return 0;
 	case 'T':
 		if (parse_ulong(arg, &v) || !v || v > MAX_THREADS)
 			return -1;
@@ -257,7 +273,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c, i, kinds_given = 0;
 
-	while ((c = getopt(argc, argv, "k:m:c:n:s:d:W:T:S:C:qh")) != -1) {
+	while ((c = getopt(argc, argv, "k:m:c:n:s:d:W:T:H:KS:C:qh")) != -1) {
 		kinds_given |= c == 'm';
 		if (parse_opt(c, optarg, o)) {
 			if (c != '?')
@@ -1275,8 +1291,8 @@ static void run_matrix(const struct opts *o, struct tally *t)
 struct writer {
 	pthread_t tid;
 	uint64_t *buf;		/* the region */
-	unsigned long npages;
-	int id, nthreads;
+	unsigned long first, step, end;	/* its pages: first + k * step < end */
+	int id;
 	uint64_t *base;		/* counter values before the start */
 	uint64_t *count;	/* increments made, per counter */
 	pthread_barrier_t *start;
@@ -1303,7 +1319,10 @@ struct syncer {
 
 static int writers_stop;
 
-/* Page @p belongs to thread p % T; each thread has its own word offset. */
+/*
+ * Page @p belongs to thread p % T (with -H: pages 0 to PAGES - 1 to every
+ * thread); each thread has its own word offset.
+ */
 static uint64_t *counter_of(uint64_t *buf, unsigned long p, int id)
 {
 	return buf + p * WORDS_PER_PAGE + (id * 8) % WORDS_PER_PAGE;
@@ -1318,7 +1337,7 @@ static void *writer_main(void *arg)
 	pthread_barrier_wait(w->start);
 	while (!__atomic_load_n(&writers_stop, __ATOMIC_RELAXED)) {
 		/* plain read-modify-write: a lost store stays visible */
-		for (p = w->id, j = 0; p < w->npages; p += w->nthreads, j++) {
+		for (p = w->first, j = 0; p < w->end; p += w->step, j++) {
 			ctr = counter_of(w->buf, p, w->id);
 			*ctr += 1;
 			w->count[j]++;
@@ -1393,18 +1412,25 @@ static int writers_init(struct tcase *c, struct writer *ws, int nt,
 			pthread_barrier_t *start)
 {
 	unsigned long per = c->npages / nt + 1, p, j;
+	unsigned long hot = c->o->hot_pages;
 	int i;
 
+	if (hot > c->npages)
+		return setup_err(c, "-H %lu: the region has %lu pages", hot,
+				 c->npages);
+	if (hot)
+		per = hot;
 	for (i = 0; i < nt; i++) {
 		ws[i] = (struct writer) {
-			.buf = (uint64_t *)c->buf, .npages = c->npages,
-			.id = i, .nthreads = nt, .start = start,
+			.buf = (uint64_t *)c->buf, .id = i, .start = start,
+			.first = hot ? 0 : i, .step = hot ? 1 : nt,
+			.end = hot ? hot : c->npages,
 			.base = calloc(per, sizeof(uint64_t)),
 			.count = calloc(per, sizeof(uint64_t)),
 		};
 		if (!ws[i].base || !ws[i].count)
 			return setup_err(c, "out of memory for counters");
-		for (p = i, j = 0; p < c->npages; p += nt, j++)
+		for (p = ws[i].first, j = 0; p < ws[i].end; p += ws[i].step, j++)
 			ws[i].base[j] = *counter_of(ws[i].buf, p, i);
 	}
 	return CASE_OK;
@@ -1484,13 +1510,14 @@ static int writers_migrate(struct tcase *c, struct wstats *ws)
 static int check_counters(struct tcase *c, struct writer *ws, int nt,
 			  uint64_t *total)
 {
-	unsigned long p, j, lost = 0, pages = 0;
+	unsigned long p, j, lost = 0, pages = 0, ctrs = 0;
 	uint64_t *ctr, want;
 	char first[200] = "";
 	int i;
 
 	for (i = 0; i < nt; i++) {
-		for (p = i, j = 0; p < c->npages; p += nt, j++) {
+		for (p = ws[i].first, j = 0; p < ws[i].end; p += ws[i].step, j++) {
+			ctrs++;
 			ctr = counter_of(ws[i].buf, p, i);
 			want = ws[i].base[j] + ws[i].count[j];
 			*total += ws[i].count[j];
@@ -1509,7 +1536,7 @@ static int check_counters(struct tcase *c, struct writer *ws, int nt,
 	if (!pages)
 		return CASE_OK;
 	return fail(c, "%lu lost writes on %lu of %lu counters; first: %s",
-		    lost, pages, c->npages, first);
+		    lost, pages, ctrs, first);
 }
 
 static int writers_finish(struct tcase *c, struct writer *ws, int nt,
@@ -1517,6 +1544,7 @@ static int writers_finish(struct tcase *c, struct writer *ws, int nt,
 {
 	int cycle[MAX_ROUTE], last, r;
 	uint64_t total = 0;
+	long left = 0;
 
 	writer_cycle(c->o, cycle);
 	last = cycle[0];
@@ -1531,8 +1559,18 @@ static int writers_finish(struct tcase *c, struct writer *ws, int nt,
 	/* one more move, with nobody writing: now every page must go */
 	if (!r)
 		r = do_move_pages(c, last);
-	if (!r)
+	/* -K: the pairs a migrator kept stay where they were, data exact */
+	if (!r && c->o->kept_ok) {
+		left = count_strays(c, last);
+		if (left < 0)
+			r = fail(c, "move_pages(query): %s", strerror(errno));
+		else if (left == (long)c->npages)
+			r = fail(c, "the last move moved no page");
+		if (!r)
+			r = check_data(c);
+	} else if (!r) {
 		r = check_nodes(c, last);
+	}
 	if (!r)
 		r = check_mlocked(c, 1);
 	if (!r && c->child)
@@ -1547,6 +1585,10 @@ static int writers_finish(struct tcase *c, struct writer *ws, int nt,
 		 "%lu migration rounds, %lu pages moved, %lu left behind for a round, %llu increments, %lu fsyncs",
 		 st->rounds, st->moved, st->behind, (unsigned long long)total,
 		 st->fsyncs);
+	if (c->o->kept_ok && left > 0 && strlen(c->note) + 48 < sizeof(c->note))
+		snprintf(c->note + strlen(c->note),
+			 sizeof(c->note) - strlen(c->note),
+			 ", %ld left behind by the last move (-K)", left);
 	return r;
 }
 

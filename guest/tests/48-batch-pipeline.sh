@@ -10,6 +10,24 @@
 # the test migrator, which copies when waited for; mtcopy; dcbm) and 1 or
 # 2 chunks in flight, migbench checks every byte and the node of every
 # page, and the batches offered must be the chunks.
+# Those events are the core's calls, not the copies: begin comes before
+# copy_start() and end after copy_wait(), so a migrator that copies
+# synchronously inside copy_start() passes that check. The overlap oracle
+# looks for each chunk's copy in flight after its task went on (its first
+# unmap or remap after copy_begin, i.e. after copy_start() returned):
+# mtcopy's works of that chunk (queued by it, workqueue tracepoints) run
+# then; dcbm's swdma channel threads are switched in then (1 in flight,
+# while the chunk is the only one open); the test migrator, whose copy
+# delay_ms 20 stalls, lets its task go on within 10 ms of copy_begin. The
+# test migrator's sync mode, which copies inside copy_start(), is the
+# control: no chunk's task goes on before its copy, and mtcopy joining its
+# workers in copy_start() (make mutate M=E2-mtcopy-sync-start) fails here.
+# Each chunk, from its copy_end, copied every folio it was offered, or
+# said why not (dcbm's channels taken, 2 in flight: -EBUSY; mtcopy's late
+# worker: -ETIMEDOUT); the chunks offered, with the folios retried in
+# batches too small for the migrator, cover all 4096 folios. A folio
+# retried after a busy pass is offered again: counted per chunk, not in a
+# sum that it would count twice.
 . /opt/mig/tests/lib.sh
 
 echo syscall_or_cpuset > $MIG/reasons	# no background migration in the counts
@@ -22,6 +40,16 @@ dcbm_load 2
 modprobe test_migrator && echo copy > $TUN/test/mode || fail "cannot load test_migrator"
 echo 8192 > $TRACING/buffer_size_kb
 EV="mm_migrate_batch_copy_begin mm_migrate_batch_copy_end set_migration_pte remove_migration_pte"
+# the copies' own contexts: mtcopy's works, swdma's channel threads (only
+# under those migrators: the tracepoints slow every migration down)
+engine_events() {
+	case $1 in
+	mtcopy)	echo workqueue/workqueue_queue_work workqueue/workqueue_execute_start \
+		     workqueue/workqueue_execute_end ;;
+	dcbm)	echo sched/sched_switch ;;
+	esac
+}
+DELAY_MS=20	# the test migrator's copy, stalled
 
 # Events of the migrating task while a chunk's copy was in flight, and the
 # largest batch offered: "unmapped remapped folios". Only the task that
@@ -34,7 +62,50 @@ inside() {
 	     /mm_migrate_batch_copy_end:/ { open-- }
 	     open > 0 && pid == owner && /set_migration_pte:/ { set++ }
 	     open > 0 && pid == owner && /remove_migration_pte:/ { rm++ }
-	     END { print set + 0, rm + 0, max + 0 }' $TRACING/trace
+	     END { print set + 0, rm + 0, max + 0 }' /tmp/48.trace
+}
+
+# The overlap oracle, per chunk of the migrating task: "CHUNKS SEEN EARLY".
+# A chunk's task went on at its first unmap or remap after its copy_begin.
+# SEEN: chunks whose copy was seen running after that: one of the mtcopy
+# works it queued (between its copy_begin and going on) started or ended,
+# or a swdma channel thread was switched in while it was the only chunk
+# open. EARLY: chunks whose task went on within DELAY_S / 2 of copy_begin.
+overlap() {	# DELAY_S
+	awk -v d="$1" '
+	function work() { match($0, /work struct[= ][0-9a-fx]+/); return substr($0, RSTART + 12, RLENGTH - 12) }
+	{ pid = $1; sub(/.*-/, "", pid); ts = $4; sub(":", "", ts) }
+	/mm_migrate_batch_copy_begin:/ { owner = pid; k++; open[k] = 1; nopen++; b[k] = ts; cur = k; next }
+	pid == owner && /mm_migrate_batch_copy_end:/ {
+		for (i = 1; i <= k; i++) if (open[i]) { open[i] = 0; nopen--; break }
+		next }
+	pid == owner && /(set|remove)_migration_pte:/ {
+		if (cur) { went[cur] = 1; gap[cur] = ts - b[cur]; cur = 0 }
+		next }
+	pid == owner && cur && /workqueue_queue_work:.*mtcopy_work_fn/ { w[work()] = cur; next }
+	/workqueue_execute_(start|end):.*mtcopy_work_fn/ {
+		j = w[work()]; if (j && open[j] && went[j]) seen[j] = 1
+		next }
+	/sched_switch:.*next_comm=swdma/ && nopen == 1 {
+		for (i = k; i >= 1; i--) if (open[i]) { if (went[i]) seen[i] = 1; break } }
+	END { for (i = 1; i <= k; i++) { n += seen[i]; if (went[i] && gap[i] < d / 2) e++ }
+	      print k + 0, n + 0, e + 0 }' /tmp/48.trace
+}
+
+# Per chunk, from copy_end: "OFFERED BAD BUSY LATE": the folios offered
+# (a folio offered twice counts twice); chunks that returned 0 without
+# copying every folio, or failed for another cause than the two below;
+# folios of chunks that found the migrator busy (-EBUSY); chunks of which
+# the migrator kept pairs past its deadline (-ETIMEDOUT).
+chunk_counts() {
+	awk 'function v(key) {
+		if (!match($0, key "=-?[0-9]+")) return 0
+		return substr($0, RSTART + length(key) + 1, RLENGTH - length(key) - 1) + 0 }
+	     /mm_migrate_batch_copy_end:/ { f = v("folios"); c = v("copied"); r = v("ret"); offered += f
+		if (r == -16) busy += f
+		else if (r == -110) late++
+		else if (r != 0 || c != f) bad++ }
+	     END { print offered + 0, bad + 0, busy + 0, late + 0 }' /tmp/48.trace
 }
 
 # run MIGRATOR CHUNK DEPTH: 4096 base-page folios (8 MiB with 4K pages,
@@ -42,48 +113,72 @@ inside() {
 # batches, each CHUNK pages a batch offered
 run() {
 	label="$1, chunk_pages $2, $3 in flight"
+	[ "$1" != test ] || label="test ($(cat $TUN/test/mode)), chunk_pages $2, $3 in flight"
 	select_migrator "$1" || { fail "$label: cannot select"; return; }
 	echo "$2" > $TUN/chunk_pages && echo "$3" > $TUN/chunks_in_flight ||
 		{ fail "$label: settings rejected"; return; }
 	snap
-	events on $EV
+	events on $EV $(engine_events $1)
 	migbench -s $((BASE_KB * 2)) -k "$BASE_KB" -r 1 -V 0,1,0 > /tmp/mb.log 2>&1 ||
 		{ cat /tmp/mb.log; fail "$label: data or nodes wrong"; }
-	events off $EV
-	set -- "$@" $(inside)
+	events off $EV $(engine_events $1)
+	cat $TRACING/trace > /tmp/48.trace	# read once: formatting it is slow
+	set -- "$@" $(inside) $(overlap "$(cat $TUN/test/delay_ms | awk '{ print $1 / 1000 }')") $(chunk_counts)
 	pipelined=$([ "$2" != 0 ] && [ "$1" != kernel ] && echo 1)
 	size=512
 	[ -z "$pipelined" ] || size=$2
 	echo "$label: batches +$(delta batches) folios +$(delta folios) busy +$(delta fallback_busy);" \
-	     "during copies: $4 unmapped, $5 remapped; largest batch $6 folios"
+	     "during copies: $4 unmapped, $5 remapped; largest batch $6 folios;" \
+	     "of $7 chunks, $8 seen copying after their task went on, $9 went on within half the delay;" \
+	     "offered ${10} folios, below_min +$(delta fallback_below_min), ${11} chunks short, ${12} busy, ${13} late"
 	# batches of $size folios, or fewer: a folio busy in one pass (a
 	# reference not yet dropped elsewhere) is retried in the next, in
 	# batches of its own
 	[ "$6" -eq $size ] && [ "$(delta batches)" -ge $((4096 / size)) ] ||
 		fail "$label: $(delta batches) batches offered, the largest of $6 folios, not $((4096 / size)) of $size"
-	# with 2 in flight, a chunk may find dcbm's channels all taken by
-	# the one before (fallback_busy): the CPU copies it
-	busy=$(delta fallback_busy)
-	[ "$3" -gt 1 ] || [ "$busy" -eq 0 ] || fail "$label: $busy folios found the migrator busy"
-	# a pair kept past the migrator's deadline (mtcopy's 100 ms, a vCPU
-	# off its host core) is copied again by the CPU: counted in kept
-	[ $(( $(delta folios) + busy + $(delta kept) )) -eq 4096 ] ||
-		fail "$label: the migrator copied $(delta folios) folios ($busy busy, $(delta kept) kept), not 4096"
+	# every chunk copied what it was offered, or said why not: with 2 in
+	# flight, a chunk may find dcbm's channels all taken by the one
+	# before (-EBUSY), the CPU copies it; mtcopy keeps the pairs of a
+	# worker that missed its deadline (-ETIMEDOUT: a vCPU off its host
+	# core), the CPU copies them again
+	[ "${11}" -eq 0 ] || fail "$label: ${11} chunks copied fewer folios than offered, or failed"
+	[ "$3" -gt 1 ] || [ "${12}" -eq 0 ] || fail "$label: ${12} folios found the migrator busy"
+	[ $(( ${10} + $(delta fallback_below_min) )) -ge 4096 ] ||
+		fail "$label: ${10} folios offered, $(delta fallback_below_min) below the minimum, of 4096"
 	if [ -z "$pipelined" ]; then
 		[ "$4" -eq 0 ] && [ "$5" -eq 0 ] ||
 			fail "$label: folios unmapped or remapped during a copy, unpipelined"
-	else
-		[ "$4" -gt 0 ] && [ "$5" -gt 0 ] &&
-			pass "$label: folios unmapped and remapped while a copy was in flight" ||
-			fail "$label: no folio unmapped ($4) or remapped ($5) while a copy was in flight"
+		return
 	fi
+	[ "$4" -gt 0 ] && [ "$5" -gt 0 ] &&
+		pass "$label: folios unmapped and remapped while a copy was in flight" ||
+		fail "$label: no folio unmapped ($4) or remapped ($5) while a copy was in flight"
+	case $1:$3:$(cat $TUN/test/mode) in
+	mtcopy:*|dcbm:1:*)
+		[ "$8" -gt 0 ] &&
+			pass "$label: copies of $8 of $7 chunks ran after their task went on" ||
+			fail "$label: no chunk's copy ran after its task went on (a copy done inside copy_start()?)" ;;
+	test:*:copy)
+		[ "$9" -gt 0 ] &&
+			pass "$label: the task of $9 of $7 chunks went on before their copy (stalled $DELAY_MS ms)" ||
+			fail "$label: no chunk's task went on before its copy (a copy done inside copy_start()?)" ;;
+	test:*:sync)	# the control: the oracle must fail it
+		[ "$9" -eq 0 ] &&
+			pass "$label: the oracle fails a copy inside copy_start(): no chunk's task went on before its copy" ||
+			fail "$label: the task of $9 of $7 chunks went on within $((DELAY_MS / 2)) ms, its copy synchronous" ;;
+	esac
 }
 
 for m in kernel test mtcopy dcbm; do
+	[ "$m" != test ] || echo $DELAY_MS > $TUN/test/delay_ms
 	run $m 0 1
 	run $m 128 1
 	run $m 64 2
 done
+echo sync > $TUN/test/mode
+run test 128 1
+echo copy > $TUN/test/mode
+echo 0 > $TUN/test/delay_ms
 # Moves retried at the next cut: page-cache references that come and go
 # (migcheck -S: threads splicing the memfd into pipes) make moves of its
 # shmem folios fail with -EAGAIN. Such a pair gets its other tries at the
