@@ -29,6 +29,8 @@
 #   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
 #                      more batch sizes in the latency experiment
 #   BENCH_FROM, BENCH_TO  source and destination node (default 0, 1)
+#   BENCH_REP_WATCH    seconds after which a rep still running is reported
+#                      (stacks) on the console (default 60)
 #   BENCH_OFFLOAD      the offloading migrators measured besides none and
 #                      kernel, of "mtcopy dcbm" (the default); their modules
 #                      are loaded only if named
@@ -91,11 +93,47 @@ tag() {	# experiment
 	sed "s/^{/{\"kernel\":\"$KERNEL\",\"boot\":$BOOT,\"exp\":\"$1\",\"migrator\":\"$mig\",\"threads\":$n,\"i\":${i:-0},$extra/" >> "$RESULTS"
 }
 
+# A rep that takes longer than BENCH_REP_WATCH seconds (default 60; reps
+# take seconds) is reported on the console every 30 s while it lasts: the
+# state, wait channel and kernel stack of each of its threads and of every
+# task in D or R state, and the interrupt counts, so that a stalled rep
+# leaves its stacks in the console log (the bench kernels have no sysrq,
+# hung-task or soft-lockup detector); after three reports it is killed.
+watch_rep() {	# pid what
+	sleep "${BENCH_REP_WATCH:-60}" || return 0
+	k=0
+	while kill -0 "$1" 2>/dev/null; do
+		# after three reports, the rep is killed and counts as failed
+		if [ $((k += 1)) -gt 3 ]; then
+			echo "bench: rep killed: $2"
+			kill -9 "$1"
+			return 0
+		fi
+		echo "bench: rep still running: $2"
+		for d in /proc/[0-9]*; do
+			st=$(sed 's/.*) \(.\).*/\1/' "$d/stat" 2>/dev/null) || continue
+			case "$d" in /proc/"$1") st=M ;; esac
+			[ "$st" = D ] || [ "$st" = R ] || [ "$st" = M ] || continue
+			for t in "$d"/task/*; do
+				echo "bench: task ${t#/proc/} $(cat "$t/comm" 2>/dev/null) state $(sed 's/.*) \(.\).*/\1/' "$t/stat" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)"
+				sed 's/^/bench:   /' "$t/stack" 2>/dev/null
+			done
+		done
+		grep -E '^ *(TLB|CAL|RES|LOC):' /proc/interrupts | sed 's/^/bench: /'
+		sleep 30 || return 0
+	done
+}
+
 # One rep of migbench for the current setting, tagged; a failure is
 # recorded as such, not as a number.
 rep() {	# experiment migbench-options...
 	e=$1; shift
-	if ! migbench -j -e swdma -r 1 -f "$BENCH_FROM" -t "$BENCH_TO" "$@" > /tmp/rep.json 2> /tmp/rep.err; then
+	migbench -j -e swdma -r 1 -f "$BENCH_FROM" -t "$BENCH_TO" "$@" > /tmp/rep.json 2> /tmp/rep.err &
+	pid=$!
+	watch_rep "$pid" "$e $*" & wd=$!
+	wait "$pid"; rc=$?
+	kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
+	if [ "$rc" -ne 0 ]; then
 		tail -3 /tmp/rep.err
 		echo "{\"type\":\"error\",\"args\":\"$*\",\"msg\":\"$(tail -1 /tmp/rep.err | tr -d '"\\')\"}" | tag "$e"
 		return 1

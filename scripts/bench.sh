@@ -16,7 +16,8 @@
 #                     the host mode (guest/bench-host-check.sh); 0: skip it
 #   everything guest/bench.sh reads (BENCH_MB, BENCH_REPS, BENCH_SIZES,
 #   BENCH_EXPERIMENTS, BENCH_THREADS, BENCH_FULL, BENCH_OFFLOAD, BENCH_CHUNK,
-#   BENCH_PIPE_BATCH, BENCH_PIPE_DEPTH, BENCH_TOUCH) and run-guest.sh reads (GUEST_CPUS, GUEST_NODE_MB,
+#   BENCH_PIPE_BATCH, BENCH_PIPE_DEPTH, BENCH_TOUCH,
+#   BENCH_REP_WATCH) and run-guest.sh reads (GUEST_CPUS, GUEST_NODE_MB,
 #   GUEST_ACCEL) is passed on.
 . "$(dirname "$0")/lib.sh"
 
@@ -37,7 +38,7 @@ esac
 boots=${BENCH_BOOTS:-3}
 mb=${BENCH_MB:-128}
 settings=()
-for v in BENCH_MB BENCH_REPS BENCH_SIZES BENCH_EXPERIMENTS BENCH_THREADS BENCH_FULL BENCH_OFFLOAD BENCH_CHUNK BENCH_PIPE_BATCH BENCH_PIPE_DEPTH BENCH_TOUCH; do
+for v in BENCH_MB BENCH_REPS BENCH_SIZES BENCH_EXPERIMENTS BENCH_THREADS BENCH_FULL BENCH_OFFLOAD BENCH_CHUNK BENCH_PIPE_BATCH BENCH_PIPE_DEPTH BENCH_TOUCH BENCH_REP_WATCH; do
 	[ -n "${!v+set}" ] && settings+=("$v='${!v}'")
 done
 # Nodes 0 and 1 hold the region being moved plus the kernel's own memory.
