@@ -12,9 +12,13 @@
 #   BENCH_MB           MiB moved per rep (default 128)
 #   BENCH_REPS         reps of every configuration in this boot (default 2)
 #   BENCH_SIZES        folio sizes in KiB (default 4,16,64,128,256,512,1024,2048)
-#   BENCH_EXPERIMENTS  any of "sizes count threads latency pipeline insns"
+#   BENCH_EXPERIMENTS  any of "sizes count threads latency pipeline busy insns"
 #                      (default the first five; insns needs the host's plugin:
 #                      scripts/bench.sh)
+#   BENCH_BUSY         the co-runners' nice values of the busy experiment, a
+#                      list (default "0 19"); "idle" (no co-runner) is always
+#                      measured beside them
+#   BENCH_BUSY_REPS    reps of each busy setting per boot (default BENCH_REPS)
 #   BENCH_CHUNK        chunk_pages of the pipelined settings (default: the
 #                      kernel's default)
 #   BENCH_PIPE_BATCH   max_batch_pages of the patched kernel's migrators in
@@ -40,9 +44,10 @@ here=$(dirname "$0")
 : "${BENCH_SIZES:=4,16,64,128,256,512,1024,2048}" "${BENCH_FULL:=0}"
 : "${BENCH_EXPERIMENTS:=sizes count threads latency pipeline}" "${BENCH_THREADS:=$(nproc)}"
 : "${BENCH_FROM:=0}" "${BENCH_TO:=1}" "${BENCH_OFFLOAD=mtcopy dcbm}"
-: "${BENCH_PIPE_BATCH:=512}" "${BENCH_TOUCH:=0 2}"
+: "${BENCH_PIPE_BATCH:=512}" "${BENCH_TOUCH:=0 2}" "${BENCH_BUSY:=0 19}"
 BENCH_PIPE_BATCH=$(echo "$BENCH_PIPE_BATCH" | tr , ' ')
 BENCH_TOUCH=$(echo "$BENCH_TOUCH" | tr , ' ')
+BENCH_BUSY=$(echo "$BENCH_BUSY" | tr , ' ')
 [ -d $MIG ] && : "${KERNEL:=patched}" || : "${KERNEL:=vanilla}"
 sizes=$(echo "$BENCH_SIZES" | tr , ' ')
 T=$TRACING
@@ -341,6 +346,40 @@ pipeline() {
 	[ -z "${workers:-}" ] || echo "$workers" > $MTCOPY/max_workers
 	[ "$KERNEL" = patched ] && echo 512 > $TUN/max_batch_pages &&
 		echo 1 > $TUN/chunks_in_flight
+}
+
+# Experiment "busy" (issue 49): a CPU-bound co-runner on every CPU (migbench
+# -B: pinned, at each nice of $BENCH_BUSY) counts its work while the region
+# moves; and the idle case (no co-runner) beside it. Settings as a user
+# would select them, pipelined as by default (chunk_pages $BENCH_CHUNK):
+# the default, the kernel migrator, mtcopy with one and three helpers
+# (threads 2 and 4; max_workers raised to the CPUs but one), dcbm on 1 and 2
+# swdma channels. They take turns rep by rep, under each load in turn, so
+# that every rep has one of the default next to it in the same boot.
+busy() {
+	set="none kernel"
+	case $offload in *mtcopy*) set="$set mtcopy:2 mtcopy:4" ;; esac
+	case $offload in *dcbm*) set="$set dcbm:1 dcbm:2" ;; esac
+	[ "$KERNEL" = patched ] || set=none
+	[ -d $MTCOPY ] && workers=$(cat $MTCOPY/max_workers) &&
+		echo $(($(nproc) - 1)) > $MTCOPY/max_workers
+	for kb in $sizes; do
+		for i in $(seq "${BENCH_BUSY_REPS:-$BENCH_REPS}"); do
+			for load in idle $BENCH_BUSY; do
+				for m in $set; do
+					use "$m"
+					chunks "${BENCH_CHUNK:-0}"
+					extra="$extra\"load\":\"$load\","
+					if [ "$load" = idle ]; then
+						rep busy -s "$BENCH_MB" -k "$kb"
+					else
+						rep busy -s "$BENCH_MB" -k "$kb" -B "$load"
+					fi
+				done
+			done
+		done
+	done
+	[ -z "${workers:-}" ] || echo "$workers" > $MTCOPY/max_workers
 }
 
 # TLB shootdown IPIs received by all CPUs so far (x86's "TLB" line in

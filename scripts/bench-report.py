@@ -50,6 +50,7 @@ EXPERIMENTS = {
     "threads": "Thread and channel sweep",
     "latency": "Latency against batch size",
     "pipeline": "Pipelined migration: throughput per folio size",
+    "busy": "A busy system: migration time and co-runners' work",
 }
 
 
@@ -118,6 +119,21 @@ def paired_ratio(pairs):
         r.update(ci_low=math.exp(m - half), ci_high=math.exp(m + half))
         r["significant"] = not r["ci_low"] <= 1 <= r["ci_high"]
     return r
+
+
+def no_worse(r, tolerance, cost=False):
+    """The busy experiment's goal: within tolerance of the reference, or
+    better. r: a ratio of speeds (above 1 is better), or with cost=True of
+    times (below 1 is better). Decided when the whole interval is on one
+    side of the limit."""
+    if not r or r["ci_low"] is None:
+        return "too few pairs for an interval"
+    lo, hi = r["ci_low"], r["ci_high"]
+    if (hi <= 1 + tolerance) if cost else (lo >= 1 - tolerance):
+        return f"meets (within {tolerance:.0%} or better)"
+    if (lo > 1 + tolerance) if cost else (hi < 1 - tolerance):
+        return f"misses (worse by more than {tolerance:.0%})"
+    return "undecided"
 
 
 def verdict(r, tolerance=None, cost=False):
@@ -328,6 +344,41 @@ def analyse(objs):
                     e["measured_bound"] = engine_bound(f["mean"], speed["mean"], cost["mean"], key[3])
                 res["pipeline"].append(e)
 
+    # busy: per folio size and load (idle or the co-runners' nice), every
+    # setting's migration time and co-runners' work rate against vanilla
+    # (boot pairs) and against the patched default (rep pairs in its boots)
+    res["busy"] = []
+    cpus = {(b["kernel"], b["boot"]): b["cpus"] for b in data["boots"]}
+    move_s = lambda r: r["move_s"]
+    rate = lambda r: r["corun_ops"] / r["corun_window_s"]
+    for (kb, load), rs in sorted(group(by_exp.get(("busy",), []), "folio_kb", "load").items(),
+                                 key=lambda x: (x[0][0], x[0][1] != "idle", x[0][1])):
+        by_set = group(rs, "kernel", "migrator", "threads")
+        vanilla = by_set.get(("vanilla", "none", 1), [])
+        default = by_set.get(("patched", "none", 1), [])
+        busy_rows = lambda xs: [r for r in xs if r.get("corun_window_s")]
+        for key, srs in by_set.items():
+            gb = srs[0]["total_mb"] / 1024
+            e = {"folio_kb": kb, "load": load, "setting": setting(srs[0]).split(" chunk")[0],
+                 "kernel": key[0], "migrator": key[1], "threads": key[2],
+                 "chunk_pages": srs[0].get("chunk_pages") or 0,
+                 "move_s": summary([move_s(r) for r in srs]),
+                 "cpu_s_per_gb": {k: statistics.fmean(r.get(k + "_s", 0) for r in srs) / gb
+                                  for k in ("utime", "stime", "helpers", "engine")}}
+            if busy_rows(srs):
+                e["corun_rate"] = summary([rate(r) for r in busy_rows(srs)])
+                e["corun_cpu_share"] = summary([r["corun_s"] / (r["corun_window_s"] * cpus[(r["kernel"], r["boot"])])
+                                                for r in busy_rows(srs) if (r["kernel"], r["boot"]) in cpus])
+            if key[0] == "patched":
+                e["time_vs_vanilla"] = paired_ratio(kernel_pairs(srs, vanilla, move_s))
+                if busy_rows(srs):
+                    e["corun_vs_vanilla"] = paired_ratio(kernel_pairs(busy_rows(srs), busy_rows(vanilla), rate))
+                if key[1] != "none":
+                    e["time_vs_default"] = paired_ratio(rep_pairs(srs, default, move_s))
+                    if busy_rows(srs):
+                        e["corun_vs_default"] = paired_ratio(rep_pairs(busy_rows(srs), busy_rows(default), rate))
+            res["busy"].append(e)
+
     # count: time per call
     res["count"] = []
     for (kb, c), rs in sorted(group(by_exp.get(("count",), []), "folio_kb", "folios_per_call").items()):
@@ -357,8 +408,10 @@ def analyse(objs):
                 if f:
                     e["amdahl_bound"] = amdahl(f["mean"], t)
             res["threads"].append(e)
-    for rs in res.values():
-        rs.sort(key=order)
+    for name, rs in res.items():
+        if name != "busy":	# in its own order: size, load, setting
+            rs.sort(key=order)
+    res["busy"].sort(key=lambda e: (e["folio_kb"], e["load"] != "idle", e["load"], order(e)))
     data["boots"].sort(key=lambda b: (b["boot"], b["kernel"] == "patched"))
     return data
 
@@ -732,6 +785,56 @@ def pipeline_section(data):
     return out
 
 
+def busy_section(data):
+    rs = data["results"].get("busy")
+    if not rs:
+        return []
+    icount = data["env"].get("accel") == "icount"
+    out = ["", "## " + EXPERIMENTS["busy"], "",
+           "One task moves the region with move_pages() (node 0 to node 1) while a CPU-bound co-runner on every "
+           "CPU, pinned, at the nice given (load), counts loops of fixed work (migbench -B); idle: no co-runner. "
+           "Time: move_pages() time, a ratio of times (below 1: faster). Co-runners: their loops per second of "
+           "the move, all CPUs together, a ratio of rates (above 1: more work done). Against vanilla the pairs "
+           "are boot pairs (each boot's mean); against the default (the patched kernel with no migrator, "
+           "vanilla's path) rep pairs in the same boot, where drift cancels. Goal: within 3% of vanilla or "
+           "better, decided when the whole 95% interval is on one side of the 3% limit." +
+           (" Under icount one host thread runs every vCPU in turn and a guest second is 10^9 instructions of "
+            "all vCPUs together: times are total work, and a co-runner's rate is its share of the "
+            "instructions executed." if icount else ""), ""]
+    rows = []
+    for e in rs:
+        rows.append([folio_label(e["folio_kb"]), e["load"], e["setting"], e["move_s"]["n"],
+                     fmt_summary(e["move_s"]), fmt_ratio(e.get("time_vs_vanilla")),
+                     no_worse(e.get("time_vs_vanilla"), TOLERANCE, cost=True) if e.get("time_vs_vanilla") else "",
+                     fmt_ratio(e.get("time_vs_default")),
+                     no_worse(e.get("time_vs_default"), TOLERANCE, cost=True) if e.get("time_vs_default") else ""])
+    out += ["### Migration time", ""]
+    out += table(["folio", "load", "setting", "n", "move s mean ± sd", "/ vanilla [95% CI]", "goal",
+                  "/ default [95% CI]", "goal against the default"], rows)
+    rows = []
+    for e in rs:
+        if not e.get("corun_rate"):
+            continue
+        rows.append([folio_label(e["folio_kb"]), e["load"], e["setting"],
+                     f"{e['corun_rate']['mean'] / 1e6:.3f} ± {e['corun_rate']['sd'] / 1e6:.3f}",
+                     fmt_ratio(e.get("corun_vs_vanilla")),
+                     no_worse(e.get("corun_vs_vanilla"), TOLERANCE) if e.get("corun_vs_vanilla") else "",
+                     fmt_ratio(e.get("corun_vs_default")),
+                     no_worse(e.get("corun_vs_default"), TOLERANCE) if e.get("corun_vs_default") else ""])
+    if rows:
+        out += ["", "### Co-runners' work during the move", ""]
+        out += table(["folio", "load", "setting", "M loops/s mean ± sd", "/ vanilla [95% CI]", "goal",
+                      "/ default [95% CI]", "goal against the default"], rows)
+    out += ["", "### CPU time per GB migrated", "",
+            "The migrating process's system time, the other threads' (kworkers: mtcopy's workers; not the "
+            "co-runners) and swdma's channel threads (a software engine copying with the guest's CPUs: the "
+            "time a DMA engine would not take from them); means over the reps.", ""]
+    out += table(["folio", "load", "setting", "task sys s/GB", "other threads s/GB", "swdma s/GB"],
+                 [[folio_label(e["folio_kb"]), e["load"], e["setting"],
+                   *(f"{e['cpu_s_per_gb'][k]:.3f}" for k in ("stime", "helpers", "engine"))] for e in rs])
+    return out
+
+
 def memcpy_section(data):
     if not data["memcpy"]:
         return []
@@ -753,7 +856,7 @@ def memcpy_section(data):
 def report(data):
     out = env_section(data)
     for section in (default_section, instructions_section, sizes_section, count_section, threads_section,
-                    latency_section, pipeline_section, memcpy_section):
+                    latency_section, pipeline_section, busy_section, memcpy_section):
         out += section(data)
     return "\n".join(out) + "\n"
 
