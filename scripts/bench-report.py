@@ -298,6 +298,7 @@ def analyse(objs):
     # of an engine N times the CPU's copy speed, from the kernel migrator's F
     # at the same batch size; vanilla's batch is 512 pages
     rows = by_exp.get(("pipeline",), [])
+    res["pipeline"] = []
     copy = {(c["boot"], c["i"], c["folio_kb"], batch_pages(c)): c["copy_s"] for c in data["copy"]
             if c["exp"] == "pipeline"}
     ovh = {overhead_key(o): o for o in data["dcbm_overhead"] if o["exp"] == "pipeline"}
