@@ -269,8 +269,11 @@ latency() {
 					chunks "$c"
 					events on $ev
 					extra="$extra\"batch_pages\":$b,\"touchers\":$t,"
+					t0=$(tlb_ipis)
 					rep latency -s "$top" -k "$kb" -R "$t" || { events off $ev; continue; }
 					events off $ev
+					# the touchers are threads of the mm: flushes reach their CPUs
+					[ -z "$t0" ] || echo "{\"type\":\"tlb\",\"folio_kb\":$kb,\"ipis\":$(( $(tlb_ipis) - t0 ))}" | tag latency
 					inaccessible "$kb" | tag latency
 				done
 				done

@@ -271,6 +271,7 @@ def analyse(objs):
     key = ("kernel", "boot", "migrator", "threads", "i", "batch_pages", "chunk_pages", "folio_kb", "touchers")
     trace = {tuple(o.get(k) for k in key): o for o in data["inaccessible"]}
     joined = [{**r, **trace.get(tuple(r.get(k) for k in key), {})} for r in by_exp.get(("latency",), [])]
+    lat_tlb = {tuple(o.get(k) for k in key): o["ipis"] for o in data["tlb"] if o["exp"] == "latency"}
     res["latency"] = []
     vanilla_lat = {k: rs for k, rs in group([j for j in joined if j["kernel"] == "vanilla"],
                                             "folio_kb", "touchers").items()}
@@ -283,7 +284,9 @@ def analyse(objs):
              "inaccessible_ms_median": summary([j["inacc_ms_median"] for j in js if "inacc_ms_median" in j]),
              "inaccessible_ms_p99": summary([j["inacc_ms_p99"] for j in js if "inacc_ms_p99" in j]),
              "inaccessible_ms_max": summary([j["inacc_ms_max"] for j in js if "inacc_ms_max" in j]),
-             "gbps": summary([gbps(j) for j in js])}
+             "gbps": summary([gbps(j) for j in js]),
+             "tlb_ipis_per_gib": summary([lat_tlb[tuple(j.get(k) for k in key)] / (j["total_mb"] / 1024)
+                                          for j in js if tuple(j.get(k) for k in key) in lat_tlb])}
         vl = vanilla_lat.get((kb, tch), [])
         if kern == "patched" and m == "none" and not tch and vl:
             e["first_vs_vanilla"] = paired_ratio(kernel_pairs(
@@ -705,15 +708,18 @@ def latency_section(data):
            "is 512 pages. Touchers: threads that keep vmsplice()ing parts of the region into pipes while it "
            "moves (migbench -R), holding page references as page-cache readers do, so that moves fail with "
            "-EAGAIN and are retried. max / vanilla p99: the maximum against vanilla's 99th percentile with "
-           "as many touchers (the goal: at most 2).", ""]
+           "as many touchers (the goal: at most 2). TLB IPIs per GiB: TLB shootdown IPIs received by all CPUs "
+           "(x86 /proc/interrupts, `TLB`) during the rep, per GiB moved; the touchers are threads of the "
+           "migrating process, so a flush of its mm reaches their CPUs (without them the mm runs on one CPU "
+           "and its flushes are local).", ""]
     out += table(["folio", "touchers", "setting", "batch pages", "chunk", "first folio ms", "inaccessible median ms",
-                  "p99 ms", "max ms", "max / vanilla p99", "GB/s"],
+                  "p99 ms", "max ms", "max / vanilla p99", "GB/s", "TLB IPIs per GiB"],
                  [[folio_label(e["folio_kb"]), e.get("touchers", 0), e["setting"], e["batch_pages"],
                    e["chunk_pages"] or "", fmt_summary(e["first_ms"]),
                    fmt_summary(e["inaccessible_ms_median"]), fmt_summary(e["inaccessible_ms_p99"]),
                    fmt_summary(e["inaccessible_ms_max"]),
                    f"{e['max_vs_vanilla_p99']:.2f}" if "max_vs_vanilla_p99" in e else "",
-                   fmt_summary(e["gbps"])] for e in rs])
+                   fmt_summary(e["gbps"]), fmt_summary(e.get("tlb_ipis_per_gib"), 0)] for e in rs])
     return out
 
 
