@@ -19,6 +19,13 @@
 #                      list (default "0 19"); "idle" (no co-runner) is always
 #                      measured beside them
 #   BENCH_BUSY_REPS    reps of each busy setting per boot (default BENCH_REPS)
+#   BENCH_ENGINE_FIFO  a SCHED_FIFO priority for swdma's channel threads in
+#                      the busy experiment (default: none, they are kernel
+#                      threads at nice 0): an engine the co-runners cannot
+#                      starve, as DMA hardware is, though it still takes
+#                      their CPU
+#   BENCH_DCBM_DEPTH   dcbm's queue_depth (descriptors in flight per channel)
+#                      in the busy experiment (default: the module's, 32)
 #   BENCH_CHUNK        chunk_pages of the pipelined settings (default: the
 #                      kernel's default)
 #   BENCH_PIPE_BATCH   max_batch_pages of the patched kernel's migrators in
@@ -359,6 +366,7 @@ pipeline() {
 # (threads 2 and 4; max_workers raised to the CPUs but one), dcbm on 1 and 2
 # swdma channels. They take turns rep by rep, under each load in turn, so
 # that every rep has one of the default next to it in the same boot.
+# dcbm's reps also record its batches' phases (dcbm_batch tracepoint).
 busy() {
 	set="none kernel"
 	case $offload in *mtcopy*) set="$set mtcopy:2 mtcopy:4" ;; esac
@@ -366,6 +374,8 @@ busy() {
 	[ "$KERNEL" = patched ] || set=none
 	[ -d $MTCOPY ] && workers=$(cat $MTCOPY/max_workers) &&
 		echo $(($(nproc) - 1)) > $MTCOPY/max_workers
+	[ -d $DCBM ] && [ -n "${BENCH_DCBM_DEPTH:-}" ] && depth=$(cat $DCBM/queue_depth) &&
+		echo "$BENCH_DCBM_DEPTH" > $DCBM/queue_depth
 	for kb in $sizes; do
 		for i in $(seq "${BENCH_BUSY_REPS:-$BENCH_REPS}"); do
 			for load in idle $BENCH_BUSY; do
@@ -373,16 +383,33 @@ busy() {
 					use "$m"
 					chunks "${BENCH_CHUNK:-0}"
 					extra="$extra\"load\":\"$load\","
+					[ "$mig" = dcbm ] && [ -n "${BENCH_ENGINE_FIFO:-}" ] &&
+						engine_fifo "$BENCH_ENGINE_FIFO"
+					# dcbm: where its batches spent their time
+					[ "$mig" = dcbm ] && events on dcbm/dcbm_batch
 					if [ "$load" = idle ]; then
 						rep busy -s "$BENCH_MB" -k "$kb"
 					else
 						rep busy -s "$BENCH_MB" -k "$kb" -B "$load"
 					fi
+					[ "$mig" = dcbm ] || continue
+					events off dcbm/dcbm_batch
+					dcbm_overhead "$kb" | tag busy
 				done
 			done
 		done
 	done
 	[ -z "${workers:-}" ] || echo "$workers" > $MTCOPY/max_workers
+	[ -z "${depth:-}" ] || echo "$depth" > $DCBM/queue_depth
+}
+
+# SCHED_FIFO priority $1 for every swdma channel thread (created when dcbm
+# takes its channels, at its selection)
+engine_fifo() {
+	# shellcheck disable=SC2046  # PIDs
+	rthog -p "$1" $(grep -l '^swdma' /proc/[0-9]*/comm | cut -d/ -f3) ||
+		echo "bench: cannot make swdma's threads SCHED_FIFO"
+	extra="$extra\"engine_fifo\":$1,"
 }
 
 # TLB shootdown IPIs received by all CPUs so far (x86's "TLB" line in

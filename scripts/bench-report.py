@@ -373,6 +373,10 @@ def analyse(objs):
                 e["corun_rate"] = summary([rate(r) for r in busy_rows(srs)])
                 e["corun_cpu_share"] = summary([r["corun_s"] / (r["corun_window_s"] * cpus[(r["kernel"], r["boot"])])
                                                 for r in busy_rows(srs) if (r["kernel"], r["boot"]) in cpus])
+            if key[1] == "dcbm":
+                bk = lambda o: (o["boot"], o["i"], o["folio_kb"], o.get("load"), o["threads"])
+                ovh = {bk(o): o for o in data["dcbm_overhead"] if o["exp"] == "busy"}
+                e.update(dcbm_phases(srs, {overhead_key(r): ovh[bk(r)] for r in srs if bk(r) in ovh}))
             if key[0] == "patched":
                 e["time_vs_vanilla"] = paired_ratio(kernel_pairs(srs, vanilla, move_s))
                 if busy_rows(srs):
@@ -832,6 +836,14 @@ def busy_section(data):
         out += ["", "### Co-runners' work during the move", ""]
         out += table(["folio", "load", "setting", "M loops/s mean ± sd", "/ vanilla [95% CI]", "goal",
                       "/ default [95% CI]", "goal against the default"], rows)
+    ph = [e for e in rs if e.get("wait_share")]
+    if ph:
+        out += ["", "Where dcbm's batches spent the migrating task's time (`dcbm_batch`), in shares of the "
+                "move_pages() call: feeding the engine or waiting for it (submission and wait), and in dcbm's "
+                "setup and completion.", ""]
+        out += table(["folio", "load", "setting", "engine", "dcbm"],
+                     [[folio_label(e["folio_kb"]), e["load"], e["setting"], fmt_summary(e["wait_share"], 2),
+                       fmt_summary(e["dcbm_cpu_share"], 2)] for e in ph])
     out += ["", "### CPU time per GB migrated", "",
             "The migrating process's system time, the other threads' (kworkers: mtcopy's workers; not the "
             "co-runners) and swdma's channel threads (a software engine copying with the guest's CPUs: the "
