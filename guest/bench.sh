@@ -12,9 +12,20 @@
 #   BENCH_MB           MiB moved per rep (default 128)
 #   BENCH_REPS         reps of every configuration in this boot (default 2)
 #   BENCH_SIZES        folio sizes in KiB (default 4,16,64,128,256,512,1024,2048)
-#   BENCH_EXPERIMENTS  any of "sizes count threads latency pipeline insns"
+#   BENCH_EXPERIMENTS  any of "sizes count threads latency pipeline busy insns"
 #                      (default the first five; insns needs the host's plugin:
 #                      scripts/bench.sh)
+#   BENCH_BUSY         the co-runners' nice values of the busy experiment, a
+#                      list (default "0 19"); "idle" (no co-runner) is always
+#                      measured beside them
+#   BENCH_BUSY_REPS    reps of each busy setting per boot (default BENCH_REPS)
+#   BENCH_ENGINE_FIFO  a SCHED_FIFO priority for swdma's channel threads in
+#                      the busy experiment (default: none, they are kernel
+#                      threads at nice 0): an engine the co-runners cannot
+#                      starve, as DMA hardware is, though it still takes
+#                      their CPU
+#   BENCH_DCBM_DEPTH   dcbm's queue_depth (descriptors in flight per channel)
+#                      in the busy experiment (default: the module's, 32)
 #   BENCH_CHUNK        chunk_pages of the pipelined settings (default: the
 #                      kernel's default)
 #   BENCH_PIPE_BATCH   max_batch_pages of the patched kernel's migrators in
@@ -29,6 +40,8 @@
 #   BENCH_FULL=1       larger sweeps: every folio size in the thread sweep,
 #                      more batch sizes in the latency experiment
 #   BENCH_FROM, BENCH_TO  source and destination node (default 0, 1)
+#   BENCH_REP_WATCH    seconds after which a rep still running is reported
+#                      (stacks) on the console (default 60)
 #   BENCH_OFFLOAD      the offloading migrators measured besides none and
 #                      kernel, of "mtcopy dcbm" (the default); their modules
 #                      are loaded only if named
@@ -38,9 +51,10 @@ here=$(dirname "$0")
 : "${BENCH_SIZES:=4,16,64,128,256,512,1024,2048}" "${BENCH_FULL:=0}"
 : "${BENCH_EXPERIMENTS:=sizes count threads latency pipeline}" "${BENCH_THREADS:=$(nproc)}"
 : "${BENCH_FROM:=0}" "${BENCH_TO:=1}" "${BENCH_OFFLOAD=mtcopy dcbm}"
-: "${BENCH_PIPE_BATCH:=512}" "${BENCH_TOUCH:=0 2}"
+: "${BENCH_PIPE_BATCH:=512}" "${BENCH_TOUCH:=0 2}" "${BENCH_BUSY:=0 19}"
 BENCH_PIPE_BATCH=$(echo "$BENCH_PIPE_BATCH" | tr , ' ')
 BENCH_TOUCH=$(echo "$BENCH_TOUCH" | tr , ' ')
+BENCH_BUSY=$(echo "$BENCH_BUSY" | tr , ' ')
 [ -d $MIG ] && : "${KERNEL:=patched}" || : "${KERNEL:=vanilla}"
 sizes=$(echo "$BENCH_SIZES" | tr , ' ')
 T=$TRACING
@@ -91,11 +105,47 @@ tag() {	# experiment
 	sed "s/^{/{\"kernel\":\"$KERNEL\",\"boot\":$BOOT,\"exp\":\"$1\",\"migrator\":\"$mig\",\"threads\":$n,\"i\":${i:-0},$extra/" >> "$RESULTS"
 }
 
+# A rep that takes longer than BENCH_REP_WATCH seconds (default 60; reps
+# take seconds) is reported on the console every 30 s while it lasts: the
+# state, wait channel and kernel stack of each of its threads and of every
+# task in D or R state, and the interrupt counts, so that a stalled rep
+# leaves its stacks in the console log (the bench kernels have no sysrq,
+# hung-task or soft-lockup detector); after three reports it is killed.
+watch_rep() {	# pid what
+	sleep "${BENCH_REP_WATCH:-60}" || return 0
+	k=0
+	while kill -0 "$1" 2>/dev/null; do
+		# after three reports, the rep is killed and counts as failed
+		if [ $((k += 1)) -gt 3 ]; then
+			echo "bench: rep killed: $2"
+			kill -9 "$1"
+			return 0
+		fi
+		echo "bench: rep still running: $2"
+		for d in /proc/[0-9]*; do
+			st=$(sed 's/.*) \(.\).*/\1/' "$d/stat" 2>/dev/null) || continue
+			case "$d" in /proc/"$1") st=M ;; esac
+			[ "$st" = D ] || [ "$st" = R ] || [ "$st" = M ] || continue
+			for t in "$d"/task/*; do
+				echo "bench: task ${t#/proc/} $(cat "$t/comm" 2>/dev/null) state $(sed 's/.*) \(.\).*/\1/' "$t/stat" 2>/dev/null) wchan $(cat "$t/wchan" 2>/dev/null)"
+				sed 's/^/bench:   /' "$t/stack" 2>/dev/null
+			done
+		done
+		grep -E '^ *(TLB|CAL|RES|LOC):' /proc/interrupts | sed 's/^/bench: /'
+		sleep 30 || return 0
+	done
+}
+
 # One rep of migbench for the current setting, tagged; a failure is
 # recorded as such, not as a number.
 rep() {	# experiment migbench-options...
 	e=$1; shift
-	if ! migbench -j -e swdma -r 1 -f "$BENCH_FROM" -t "$BENCH_TO" "$@" > /tmp/rep.json 2> /tmp/rep.err; then
+	migbench -j -e swdma -r 1 -f "$BENCH_FROM" -t "$BENCH_TO" "$@" > /tmp/rep.json 2> /tmp/rep.err &
+	pid=$!
+	watch_rep "$pid" "$e $*" & wd=$!
+	wait "$pid"; rc=$?
+	kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
+	if [ "$rc" -ne 0 ]; then
 		tail -3 /tmp/rep.err
 		echo "{\"type\":\"error\",\"args\":\"$*\",\"msg\":\"$(tail -1 /tmp/rep.err | tr -d '"\\')\"}" | tag "$e"
 		return 1
@@ -226,8 +276,11 @@ latency() {
 					chunks "$c"
 					events on $ev
 					extra="$extra\"batch_pages\":$b,\"touchers\":$t,"
+					t0=$(tlb_ipis)
 					rep latency -s "$top" -k "$kb" -R "$t" || { events off $ev; continue; }
 					events off $ev
+					# the touchers are threads of the mm: flushes reach their CPUs
+					[ -z "$t0" ] || echo "{\"type\":\"tlb\",\"folio_kb\":$kb,\"ipis\":$(( $(tlb_ipis) - t0 ))}" | tag latency
 					inaccessible "$kb" | tag latency
 				done
 				done
@@ -303,6 +356,60 @@ pipeline() {
 	[ -z "${workers:-}" ] || echo "$workers" > $MTCOPY/max_workers
 	[ "$KERNEL" = patched ] && echo 512 > $TUN/max_batch_pages &&
 		echo 1 > $TUN/chunks_in_flight
+}
+
+# Experiment "busy" (issue 49): a CPU-bound co-runner on every CPU (migbench
+# -B: pinned, at each nice of $BENCH_BUSY) counts its work while the region
+# moves; and the idle case (no co-runner) beside it. Settings as a user
+# would select them, pipelined as by default (chunk_pages $BENCH_CHUNK):
+# the default, the kernel migrator, mtcopy with one and three helpers
+# (threads 2 and 4; max_workers raised to the CPUs but one), dcbm on 1 and 2
+# swdma channels. They take turns rep by rep, under each load in turn, so
+# that every rep has one of the default next to it in the same boot.
+# dcbm's reps also record its batches' phases (dcbm_batch tracepoint).
+busy() {
+	set="none kernel"
+	case $offload in *mtcopy*) set="$set mtcopy:2 mtcopy:4" ;; esac
+	case $offload in *dcbm*) set="$set dcbm:1 dcbm:2" ;; esac
+	[ "$KERNEL" = patched ] || set=none
+	[ -d $MTCOPY ] && workers=$(cat $MTCOPY/max_workers) &&
+		echo $(($(nproc) - 1)) > $MTCOPY/max_workers
+	[ -d $DCBM ] && [ -n "${BENCH_DCBM_DEPTH:-}" ] && depth=$(cat $DCBM/queue_depth) &&
+		echo "$BENCH_DCBM_DEPTH" > $DCBM/queue_depth
+	for kb in $sizes; do
+		for i in $(seq "${BENCH_BUSY_REPS:-$BENCH_REPS}"); do
+			for load in idle $BENCH_BUSY; do
+				for m in $set; do
+					use "$m"
+					chunks "${BENCH_CHUNK:-0}"
+					extra="$extra\"load\":\"$load\","
+					[ "$mig" = dcbm ] && [ -n "${BENCH_ENGINE_FIFO:-}" ] &&
+						engine_fifo "$BENCH_ENGINE_FIFO"
+					# dcbm: where its batches spent their time
+					[ "$mig" = dcbm ] && events on dcbm/dcbm_batch
+					if [ "$load" = idle ]; then
+						rep busy -s "$BENCH_MB" -k "$kb"
+					else
+						rep busy -s "$BENCH_MB" -k "$kb" -B "$load"
+					fi
+					[ "$mig" = dcbm ] || continue
+					events off dcbm/dcbm_batch
+					dcbm_overhead "$kb" | tag busy
+				done
+			done
+		done
+	done
+	[ -z "${workers:-}" ] || echo "$workers" > $MTCOPY/max_workers
+	[ -z "${depth:-}" ] || echo "$depth" > $DCBM/queue_depth
+}
+
+# SCHED_FIFO priority $1 for every swdma channel thread (created when dcbm
+# takes its channels, at its selection)
+engine_fifo() {
+	# shellcheck disable=SC2046  # PIDs
+	rthog -p "$1" $(grep -l '^swdma' /proc/[0-9]*/comm | cut -d/ -f3) ||
+		echo "bench: cannot make swdma's threads SCHED_FIFO"
+	extra="$extra\"engine_fifo\":$1,"
 }
 
 # TLB shootdown IPIs received by all CPUs so far (x86's "TLB" line in

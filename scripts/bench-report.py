@@ -50,6 +50,7 @@ EXPERIMENTS = {
     "threads": "Thread and channel sweep",
     "latency": "Latency against batch size",
     "pipeline": "Pipelined migration: throughput per folio size",
+    "busy": "A busy system: migration time and co-runners' work",
 }
 
 
@@ -118,6 +119,21 @@ def paired_ratio(pairs):
         r.update(ci_low=math.exp(m - half), ci_high=math.exp(m + half))
         r["significant"] = not r["ci_low"] <= 1 <= r["ci_high"]
     return r
+
+
+def no_worse(r, tolerance, cost=False):
+    """The busy experiment's goal: within tolerance of the reference, or
+    better. r: a ratio of speeds (above 1 is better), or with cost=True of
+    times (below 1 is better). Decided when the whole interval is on one
+    side of the limit."""
+    if not r or r["ci_low"] is None:
+        return "too few pairs for an interval"
+    lo, hi = r["ci_low"], r["ci_high"]
+    if (hi <= 1 + tolerance) if cost else (lo >= 1 - tolerance):
+        return f"meets (within {tolerance:.0%} or better)"
+    if (lo > 1 + tolerance) if cost else (hi < 1 - tolerance):
+        return f"misses (worse by more than {tolerance:.0%})"
+    return "undecided"
 
 
 def verdict(r, tolerance=None, cost=False):
@@ -255,6 +271,7 @@ def analyse(objs):
     key = ("kernel", "boot", "migrator", "threads", "i", "batch_pages", "chunk_pages", "folio_kb", "touchers")
     trace = {tuple(o.get(k) for k in key): o for o in data["inaccessible"]}
     joined = [{**r, **trace.get(tuple(r.get(k) for k in key), {})} for r in by_exp.get(("latency",), [])]
+    lat_tlb = {tuple(o.get(k) for k in key): o["ipis"] for o in data["tlb"] if o["exp"] == "latency"}
     res["latency"] = []
     vanilla_lat = {k: rs for k, rs in group([j for j in joined if j["kernel"] == "vanilla"],
                                             "folio_kb", "touchers").items()}
@@ -267,7 +284,9 @@ def analyse(objs):
              "inaccessible_ms_median": summary([j["inacc_ms_median"] for j in js if "inacc_ms_median" in j]),
              "inaccessible_ms_p99": summary([j["inacc_ms_p99"] for j in js if "inacc_ms_p99" in j]),
              "inaccessible_ms_max": summary([j["inacc_ms_max"] for j in js if "inacc_ms_max" in j]),
-             "gbps": summary([gbps(j) for j in js])}
+             "gbps": summary([gbps(j) for j in js]),
+             "tlb_ipis_per_gib": summary([lat_tlb[tuple(j.get(k) for k in key)] / (j["total_mb"] / 1024)
+                                          for j in js if tuple(j.get(k) for k in key) in lat_tlb])}
         vl = vanilla_lat.get((kb, tch), [])
         if kern == "patched" and m == "none" and not tch and vl:
             e["first_vs_vanilla"] = paired_ratio(kernel_pairs(
@@ -282,6 +301,7 @@ def analyse(objs):
     # of an engine N times the CPU's copy speed, from the kernel migrator's F
     # at the same batch size; vanilla's batch is 512 pages
     rows = by_exp.get(("pipeline",), [])
+    res["pipeline"] = []
     copy = {(c["boot"], c["i"], c["folio_kb"], batch_pages(c)): c["copy_s"] for c in data["copy"]
             if c["exp"] == "pipeline"}
     ovh = {overhead_key(o): o for o in data["dcbm_overhead"] if o["exp"] == "pipeline"}
@@ -328,6 +348,45 @@ def analyse(objs):
                     e["measured_bound"] = engine_bound(f["mean"], speed["mean"], cost["mean"], key[3])
                 res["pipeline"].append(e)
 
+    # busy: per folio size and load (idle or the co-runners' nice), every
+    # setting's migration time and co-runners' work rate against vanilla
+    # (boot pairs) and against the patched default (rep pairs in its boots)
+    res["busy"] = []
+    cpus = {(b["kernel"], b["boot"]): b["cpus"] for b in data["boots"]}
+    move_s = lambda r: r["move_s"]
+    rate = lambda r: r["corun_ops"] / r["corun_window_s"]
+    for (kb, load), rs in sorted(group(by_exp.get(("busy",), []), "folio_kb", "load").items(),
+                                 key=lambda x: (x[0][0], x[0][1] != "idle", x[0][1])):
+        by_set = group(rs, "kernel", "migrator", "threads")
+        vanilla = by_set.get(("vanilla", "none", 1), [])
+        default = by_set.get(("patched", "none", 1), [])
+        busy_rows = lambda xs: [r for r in xs if r.get("corun_window_s")]
+        for key, srs in by_set.items():
+            gb = srs[0]["total_mb"] / 1024
+            e = {"folio_kb": kb, "load": load, "setting": setting(srs[0]).split(" chunk")[0],
+                 "kernel": key[0], "migrator": key[1], "threads": key[2],
+                 "chunk_pages": srs[0].get("chunk_pages") or 0,
+                 "move_s": summary([move_s(r) for r in srs]),
+                 "cpu_s_per_gb": {k: statistics.fmean(r.get(k + "_s", 0) for r in srs) / gb
+                                  for k in ("utime", "stime", "helpers", "engine")}}
+            if busy_rows(srs):
+                e["corun_rate"] = summary([rate(r) for r in busy_rows(srs)])
+                e["corun_cpu_share"] = summary([r["corun_s"] / (r["corun_window_s"] * cpus[(r["kernel"], r["boot"])])
+                                                for r in busy_rows(srs) if (r["kernel"], r["boot"]) in cpus])
+            if key[1] == "dcbm":
+                bk = lambda o: (o["boot"], o["i"], o["folio_kb"], o.get("load"), o["threads"])
+                ovh = {bk(o): o for o in data["dcbm_overhead"] if o["exp"] == "busy"}
+                e.update(dcbm_phases(srs, {overhead_key(r): ovh[bk(r)] for r in srs if bk(r) in ovh}))
+            if key[0] == "patched":
+                e["time_vs_vanilla"] = paired_ratio(kernel_pairs(srs, vanilla, move_s))
+                if busy_rows(srs):
+                    e["corun_vs_vanilla"] = paired_ratio(kernel_pairs(busy_rows(srs), busy_rows(vanilla), rate))
+                if key[1] != "none":
+                    e["time_vs_default"] = paired_ratio(rep_pairs(srs, default, move_s))
+                    if busy_rows(srs):
+                        e["corun_vs_default"] = paired_ratio(rep_pairs(busy_rows(srs), busy_rows(default), rate))
+            res["busy"].append(e)
+
     # count: time per call
     res["count"] = []
     for (kb, c), rs in sorted(group(by_exp.get(("count",), []), "folio_kb", "folios_per_call").items()):
@@ -357,8 +416,10 @@ def analyse(objs):
                 if f:
                     e["amdahl_bound"] = amdahl(f["mean"], t)
             res["threads"].append(e)
-    for rs in res.values():
-        rs.sort(key=order)
+    for name, rs in res.items():
+        if name != "busy":	# in its own order: size, load, setting
+            rs.sort(key=order)
+    res["busy"].sort(key=lambda e: (e["folio_kb"], e["load"] != "idle", e["load"], order(e)))
     data["boots"].sort(key=lambda b: (b["boot"], b["kernel"] == "patched"))
     return data
 
@@ -651,15 +712,18 @@ def latency_section(data):
            "is 512 pages. Touchers: threads that keep vmsplice()ing parts of the region into pipes while it "
            "moves (migbench -R), holding page references as page-cache readers do, so that moves fail with "
            "-EAGAIN and are retried. max / vanilla p99: the maximum against vanilla's 99th percentile with "
-           "as many touchers (the goal: at most 2).", ""]
+           "as many touchers (the goal: at most 2). TLB IPIs per GiB: TLB shootdown IPIs received by all CPUs "
+           "(x86 /proc/interrupts, `TLB`) during the rep, per GiB moved; the touchers are threads of the "
+           "migrating process, so a flush of its mm reaches their CPUs (without them the mm runs on one CPU "
+           "and its flushes are local).", ""]
     out += table(["folio", "touchers", "setting", "batch pages", "chunk", "first folio ms", "inaccessible median ms",
-                  "p99 ms", "max ms", "max / vanilla p99", "GB/s"],
+                  "p99 ms", "max ms", "max / vanilla p99", "GB/s", "TLB IPIs per GiB"],
                  [[folio_label(e["folio_kb"]), e.get("touchers", 0), e["setting"], e["batch_pages"],
                    e["chunk_pages"] or "", fmt_summary(e["first_ms"]),
                    fmt_summary(e["inaccessible_ms_median"]), fmt_summary(e["inaccessible_ms_p99"]),
                    fmt_summary(e["inaccessible_ms_max"]),
                    f"{e['max_vs_vanilla_p99']:.2f}" if "max_vs_vanilla_p99" in e else "",
-                   fmt_summary(e["gbps"])] for e in rs])
+                   fmt_summary(e["gbps"]), fmt_summary(e.get("tlb_ipis_per_gib"), 0)] for e in rs])
     return out
 
 
@@ -732,6 +796,64 @@ def pipeline_section(data):
     return out
 
 
+def busy_section(data):
+    rs = data["results"].get("busy")
+    if not rs:
+        return []
+    icount = data["env"].get("accel") == "icount"
+    out = ["", "## " + EXPERIMENTS["busy"], "",
+           "One task moves the region with move_pages() (node 0 to node 1) while a CPU-bound co-runner on every "
+           "CPU, pinned, at the nice given (load), counts loops of fixed work (migbench -B); idle: no co-runner. "
+           "Time: move_pages() time, a ratio of times (below 1: faster). Co-runners: their loops per second of "
+           "the move, all CPUs together, a ratio of rates (above 1: more work done). Against vanilla the pairs "
+           "are boot pairs (each boot's mean); against the default (the patched kernel with no migrator, "
+           "vanilla's path) rep pairs in the same boot, where drift cancels. Goal: within 3% of vanilla or "
+           "better, decided when the whole 95% interval is on one side of the 3% limit." +
+           (" Under icount one host thread runs every vCPU in turn and a guest second is 10^9 instructions of "
+            "all vCPUs together: times are total work, and a co-runner's rate is its share of the "
+            "instructions executed." if icount else ""), ""]
+    rows = []
+    for e in rs:
+        rows.append([folio_label(e["folio_kb"]), e["load"], e["setting"], e["move_s"]["n"],
+                     fmt_summary(e["move_s"]), fmt_ratio(e.get("time_vs_vanilla")),
+                     no_worse(e.get("time_vs_vanilla"), TOLERANCE, cost=True) if e.get("time_vs_vanilla") else "",
+                     fmt_ratio(e.get("time_vs_default")),
+                     no_worse(e.get("time_vs_default"), TOLERANCE, cost=True) if e.get("time_vs_default") else ""])
+    out += ["### Migration time", ""]
+    out += table(["folio", "load", "setting", "n", "move s mean ± sd", "/ vanilla [95% CI]", "goal",
+                  "/ default [95% CI]", "goal against the default"], rows)
+    rows = []
+    for e in rs:
+        if not e.get("corun_rate"):
+            continue
+        rows.append([folio_label(e["folio_kb"]), e["load"], e["setting"],
+                     f"{e['corun_rate']['mean'] / 1e6:.3f} ± {e['corun_rate']['sd'] / 1e6:.3f}",
+                     fmt_ratio(e.get("corun_vs_vanilla")),
+                     no_worse(e.get("corun_vs_vanilla"), TOLERANCE) if e.get("corun_vs_vanilla") else "",
+                     fmt_ratio(e.get("corun_vs_default")),
+                     no_worse(e.get("corun_vs_default"), TOLERANCE) if e.get("corun_vs_default") else ""])
+    if rows:
+        out += ["", "### Co-runners' work during the move", ""]
+        out += table(["folio", "load", "setting", "M loops/s mean ± sd", "/ vanilla [95% CI]", "goal",
+                      "/ default [95% CI]", "goal against the default"], rows)
+    ph = [e for e in rs if e.get("wait_share")]
+    if ph:
+        out += ["", "Where dcbm's batches spent the migrating task's time (`dcbm_batch`), in shares of the "
+                "move_pages() call: feeding the engine or waiting for it (submission and wait), and in dcbm's "
+                "setup and completion.", ""]
+        out += table(["folio", "load", "setting", "engine", "dcbm"],
+                     [[folio_label(e["folio_kb"]), e["load"], e["setting"], fmt_summary(e["wait_share"], 2),
+                       fmt_summary(e["dcbm_cpu_share"], 2)] for e in ph])
+    out += ["", "### CPU time per GB migrated", "",
+            "The migrating process's system time, the other threads' (kworkers: mtcopy's workers; not the "
+            "co-runners) and swdma's channel threads (a software engine copying with the guest's CPUs: the "
+            "time a DMA engine would not take from them); means over the reps.", ""]
+    out += table(["folio", "load", "setting", "task sys s/GB", "other threads s/GB", "swdma s/GB"],
+                 [[folio_label(e["folio_kb"]), e["load"], e["setting"],
+                   *(f"{e['cpu_s_per_gb'][k]:.3f}" for k in ("stime", "helpers", "engine"))] for e in rs])
+    return out
+
+
 def memcpy_section(data):
     if not data["memcpy"]:
         return []
@@ -753,7 +875,7 @@ def memcpy_section(data):
 def report(data):
     out = env_section(data)
     for section in (default_section, instructions_section, sizes_section, count_section, threads_section,
-                    latency_section, pipeline_section, memcpy_section):
+                    latency_section, pipeline_section, busy_section, memcpy_section):
         out += section(data)
     return "\n".join(out) + "\n"
 

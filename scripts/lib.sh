@@ -3,7 +3,9 @@ set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$TOP/build
-RESULTS=$TOP/results
+# RESULTS_DIR: another results directory, so that two runs of one clone
+# (a bench and a test, two benches) do not overwrite each other's files
+RESULTS=${RESULTS_DIR:-$TOP/results}
 TREE=$BUILD/linux		# patched work tree (git, tag "base" = pristine)
 VANILLA=$BUILD/vanilla		# git worktree of TREE checked out at "base"
 NOMETA=$BUILD/nometa		# git worktree of TREE without the metadata rule (scripts/tree.sh nometa)

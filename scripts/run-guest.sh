@@ -13,8 +13,10 @@
 #   GUEST_CPUS     vCPUs (default 2, at least 2)
 #   GUEST_NODE_MB  memory of nodes 0 1 2 in MiB (default "1024 1024 1024")
 #   GUEST_TIMEOUT  hard limit for the whole boot in seconds (default 1800)
-#   GUEST_STALL    give up when the console has been silent this many seconds
-#                  (default 300): a stuck guest fails early, not at GUEST_TIMEOUT;
+#   GUEST_STALL    give up when the console and the results port have been
+#                  silent this many seconds (default 300): a stuck guest
+#                  fails early, not at GUEST_TIMEOUT (results/NAME.stall:
+#                  where its vCPUs were);
 #                  GUEST_EARLY_STALL (default 120) before the guest's init starts
 #   GUEST_APPEND   extra kernel command-line arguments (after the default ones)
 #   GUEST_CPU_FLAGS  CPU features appended to -cpu under TCG, e.g. ",-erms"
@@ -169,7 +171,7 @@ args=(
 	"${hmat[@]}"
 	-kernel "$out/$KIMAGE" -initrd "$jobdir/initrd"
 	-append "console=$console_tty panic=-1 oops=panic loglevel=6 log_buf_len=8M watchdog_thresh=60$debug_append${GUEST_APPEND:+ $GUEST_APPEND}"
-	-display none -monitor none -nic none -no-reboot
+	-display none -monitor "unix:$jobdir/monitor.sock,server=on,wait=off" -nic none -no-reboot
 	-serial file:"$console" "${ports[@]}"
 )
 # virtio-blk devices are named in the order of their PCI slots, i.e. of -drive.
@@ -190,9 +192,14 @@ else
 fi
 tpid=$!
 
-# Watchdog: a guest that prints nothing for $stall seconds is stuck (an
-# interrupt that never comes, a deadlock); stop it instead of waiting for
-# GUEST_TIMEOUT. timeout(1) passes the TERM on to QEMU (KILL 10 s later).
+# Watchdog: a guest that prints nothing for $stall seconds, neither on its
+# console nor on its results port, is stuck (an interrupt that never comes,
+# a deadlock); stop it instead of waiting for GUEST_TIMEOUT. timeout(1)
+# passes the TERM on to QEMU (KILL 10 s later). The results port counts:
+# a bench experiment writes a line per rep there and nothing on the
+# console for minutes (the "stalls" of November 29, issue 45, were that).
+# Before QEMU goes, scripts/monitor-dump.py writes where its vCPUs are to
+# results/NAME.stall (x86-64; symbols right only with nokaslr).
 stalled=$jobdir/stalled
 (
 	sp=""
@@ -201,13 +208,17 @@ stalled=$jobdir/stalled
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 5 & sp=$!
 		wait "$sp" || true
-		now=$(stat -c %s "$console")
+		now=$(( $(stat -c %s "$console") + $(stat -c %s "$result") ))
 		if [ "$now" != "$size" ]; then
 			size=$now since=$SECONDS
 		elif [ $((SECONDS - since)) -ge "$stall" ] ||
 		     { [ $((SECONDS - since)) -ge "$early_stall" ] &&
 		       ! grep -q '^init: ' "$console"; }; then
 			: > "$stalled"
+			# where the vCPUs are (their RIPs and stacks), before QEMU goes
+			[ "$GUEST_ARCH" != x86_64 ] || [ ! -f "$out/System.map" ] ||
+				timeout 60 python3 "$TOP/scripts/monitor-dump.py" "$jobdir/monitor.sock" \
+					"$out/System.map" > "$RESULTS/$name.stall" 2>&1 || true
 			kill "$qpid" 2>/dev/null || true
 			exit 0
 		fi
@@ -235,6 +246,8 @@ fi
 if [ -e "$stalled" ]; then
 	warn "guest stalled: no console output for $stall s; its last lines:"
 	tail -n 5 "$console" >&2
+	[ ! -s "$RESULTS/$name.stall" ] ||
+		warn "its vCPUs' registers and stacks: ${RESULTS#"$TOP"/}/$name.stall"
 	exit 1
 fi
 [ "$rc" -eq 124 ] && warn "guest timed out after ${timeout}s"

@@ -20,8 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -54,6 +57,8 @@ struct opts {
 	const char *engine;		/* -e: name prefix of copy-engine threads */
 	int kept_stay;			/* -K: kept folios may stay behind */
 	int touchers;			/* -R: threads holding page references */
+	int corun_nice;			/* -B: co-runners' nice */
+	int corun;			/* -B given */
 };
 
 /* How one size is moved: address step and addresses per call. */
@@ -96,6 +101,11 @@ static void usage(FILE *f)
 "            it back, holding references on its pages meanwhile, as\n"
 "            page-cache readers do (moves of those folios fail with\n"
 "            -EAGAIN and are retried)\n"
+"  -B NICE   a CPU-bound co-runner process on every online CPU (pinned,\n"
+"            at nice NICE, named corun) counts its loops: the rep's\n"
+"            corun_ops are the loops of all of them during the move,\n"
+"            corun_window_s the time they were counted in, corun_s their\n"
+"            CPU time meanwhile (not in helpers_s)\n"
 "  -I        mark each timed move for the instruction-count plugin\n"
 "            (personality(0xffffffff) before and after; docs/benchmark.md)\n"
 "exit: 0 ok, 1 verification failure, 2 setup failure\n");
@@ -180,6 +190,9 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 		return 0;
 	case 'R':
 		return parse_int(arg, &o->touchers) || o->touchers > MAX_THREADS;
+	case 'B':
+		o->corun = 1;
+		return parse_int(arg, &o->corun_nice) || o->corun_nice > 19;
 	case 'h':
 		usage(stdout);
 		exit(0);
@@ -191,7 +204,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:KIR:h")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:KIR:B:h")) != -1) {
 		if (parse_opt(c, optarg, o)) {
 			if (c != '?')
 				fprintf(stderr, "migbench: bad argument for -%c: '%s'\n",
@@ -362,6 +375,9 @@ struct cpu_times {
 	double utime, stime;	/* this process (one thread while it moves) */
 	double thread;		/* CLOCK_THREAD_CPUTIME_ID */
 	double helpers, engine;	/* all other threads */
+	double corun;		/* the co-runners (-B) */
+	double corun_ops;	/* their loops during the move */
+	double window;		/* seconds in which they were counted */
 };
 
 /*
@@ -378,7 +394,7 @@ static void other_threads(const char *engine, struct cpu_times *t)
 	DIR *proc = opendir("/proc"), *task;
 	FILE *f;
 
-	t->helpers = t->engine = 0;
+	t->helpers = t->engine = t->corun = 0;
 	while (proc && (pe = readdir(proc))) {
 		if (pe->d_name[0] < '0' || pe->d_name[0] > '9')
 			continue;
@@ -400,7 +416,9 @@ static void other_threads(const char *engine, struct cpu_times *t)
 					 &ut, &st) != 2)
 				continue;
 			p = strchr(buf, '(') + 1;
-			if (engine && !strncmp(p, engine, strlen(engine)))
+			if (!strncmp(p, "corun)", 6))
+				t->corun += (double)(ut + st) / tick;
+			else if (engine && !strncmp(p, engine, strlen(engine)))
 				t->engine += (double)(ut + st) / tick;
 			else
 				t->helpers += (double)(ut + st) / tick;
@@ -434,6 +452,84 @@ static void cpu_add_delta(struct cpu_times *sum, const struct cpu_times *before,
 	sum->thread += after->thread - before->thread;
 	sum->helpers += after->helpers - before->helpers;
 	sum->engine += after->engine - before->engine;
+	sum->corun += after->corun - before->corun;
+	sum->corun_ops += after->corun_ops - before->corun_ops;
+	sum->window += after->window - before->window;
+}
+
+/* ---- co-runners: CPU-bound processes that count their work ----------- */
+
+#define CORUN_LINE	64
+
+static char *corun_counts;	/* a cache line per co-runner, shared */
+static pid_t corun_pids[MAX_THREADS];
+static int nr_corun;
+
+/*
+ * One process per online CPU, pinned to it, at nice @nice, counting loops
+ * of a fixed amount of work in its own line of a shared mapping. Started
+ * before any region is allocated, so that they share none of it (a folio
+ * mapped twice is not moved by move_pages()).
+ */
+static int corun_start(int nice)
+{
+	int cpus = sysconf(_SC_NPROCESSORS_ONLN), i;
+	volatile uint64_t *n;
+	unsigned int k;
+	cpu_set_t set;
+	pid_t pid;
+
+	if (cpus > MAX_THREADS)
+		return -1;
+	corun_counts = mmap(NULL, (size_t)cpus * CORUN_LINE, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (corun_counts == MAP_FAILED)
+		return -1;
+	for (i = 0; i < cpus; i++) {
+		pid = fork();
+		if (pid < 0)
+			return -1;
+		if (pid) {
+			corun_pids[nr_corun++] = pid;
+			continue;
+		}
+		n = (volatile uint64_t *)(corun_counts + i * CORUN_LINE);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, "corun");
+		CPU_ZERO(&set);
+		CPU_SET(i, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) ||
+		    setpriority(PRIO_PROCESS, 0, nice))
+			_exit(1);
+		for (;;) {
+			for (k = 0; k < 1000; k++)
+				__asm__ __volatile__("" ::: "memory");
+			*n = *n + 1;
+		}
+	}
+	return 0;
+}
+
+/* The co-runners' loops so far, all of them */
+static double corun_loops(void)
+{
+	double sum = 0;
+	int i;
+
+	for (i = 0; i < nr_corun; i++)
+		sum += *(volatile uint64_t *)(corun_counts + i * CORUN_LINE);
+	return sum;
+}
+
+static void corun_stop(void)
+{
+	int i;
+
+	for (i = 0; i < nr_corun; i++) {
+		kill(corun_pids[i], SIGKILL);
+		waitpid(corun_pids[i], NULL, 0);
+	}
+	nr_corun = 0;
 }
 
 /*
@@ -455,7 +551,15 @@ static uint64_t move_verified(const struct opts *o, const struct move_plan *mp,
 		other_threads(o->engine, &before);
 		own_times(&before);
 	}
+	if (cost && nr_corun) {
+		before.corun_ops = corun_loops();
+		before.window = now_ns() / 1e9;
+	}
 	bad = move_range(buf, mp->len, mp->step, to, mp->per_call, &st);
+	if (cost && nr_corun) {
+		after.window = now_ns() / 1e9;
+		after.corun_ops = corun_loops();
+	}
 	if (cost) {
 		own_times(&after);
 		other_threads(o->engine, &after);
@@ -668,10 +772,13 @@ static int bench_rep(const struct opts *o, const struct move_plan *mp,
 	if (o->json)
 		printf("{\"type\":\"rep\",\"folio_kb\":%lu,\"total_mb\":%lu,\"folios_per_call\":%g,"
 		       "\"rep\":%d,\"calls\":%lu,\"move_s\":%.6f,\"gbps\":%.4f,\"utime_s\":%.6f,"
-		       "\"stime_s\":%.6f,\"thread_s\":%.6f,\"helpers_s\":%.3f,\"engine_s\":%.3f}\n",
+		       "\"stime_s\":%.6f,\"thread_s\":%.6f,\"helpers_s\":%.3f,\"engine_s\":%.3f%s",
 		       mp->kb, o->size_mb, plan_folios_per_call(mp), rep, calls,
 		       ns / 1e9, *out, cost.utime, cost.stime, cost.thread,
-		       cost.helpers, cost.engine);
+		       cost.helpers, cost.engine, nr_corun ? "," : "}\n");
+	if (o->json && nr_corun)
+		printf("\"corun_nice\":%d,\"corun_ops\":%.0f,\"corun_window_s\":%.6f,\"corun_s\":%.3f}\n",
+		       o->corun_nice, cost.corun_ops, cost.window, cost.corun);
 	return 0;
 }
 
@@ -1073,6 +1180,11 @@ int main(int argc, char **argv)
 	install_signals();
 	if (check_setup(&o))
 		return EXIT_SETUP;
+	if (o.corun && corun_start(o.corun_nice)) {
+		corun_stop();
+		fprintf(stderr, "migbench: cannot start the co-runners\n");
+		return EXIT_SETUP;
+	}
 
 	if (!o.nr_vnodes && !o.memcpy_only)
 		print_move_header(&o);
@@ -1092,6 +1204,7 @@ int main(int argc, char **argv)
 			ret = err;
 	}
 out:
+	corun_stop();
 	if (o.json)
 		print_rusage();
 	thp_restore();

@@ -7,6 +7,9 @@
  *                            fair server off
  *   rthog -r PRIO CMD ARG..  run CMD with SCHED_FIFO priority PRIO
  *   rthog -i CMD ARG..       run CMD with SCHED_IDLE
+ *   rthog -p PRIO PID..      give the threads PID.. SCHED_FIFO priority PRIO
+ *                            (make bench's busy experiment: swdma's channel
+ *                            threads as an engine that is never starved)
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -42,6 +45,18 @@ int main(int argc, char **argv)
 		perror(argv[3]);
 		return 2;
 	}
+	if (argc >= 4 && !strcmp(argv[1], "-p")) {
+		struct sched_param sp = { .sched_priority = atoi(argv[2]) };
+		int i, ret = 0;
+
+		for (i = 3; i < argc; i++) {
+			if (sched_setscheduler(atoi(argv[i]), SCHED_FIFO, &sp)) {
+				perror("rthog: sched_setscheduler");
+				ret = 2;
+			}
+		}
+		return ret;
+	}
 	if (argc >= 3 && !strcmp(argv[1], "-i")) {
 		if (set_policy(SCHED_IDLE, 0))
 			return 2;
@@ -50,7 +65,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: rthog CPU SECS | rthog -r PRIO CMD [ARG...] | rthog -i CMD [ARG...]\n");
+		fprintf(stderr, "usage: rthog CPU SECS | rthog -r PRIO CMD [ARG...] | rthog -i CMD [ARG...] | rthog -p PRIO PID...\n");
 		return 2;
 	}
 	CPU_ZERO(&set);
