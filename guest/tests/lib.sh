@@ -303,6 +303,40 @@ path_cleanup() {
 		! grep -q "^$m " /proc/modules || rmmod $m || fail "cannot unload $m"
 	done
 }
+# The testbed's hotpluggable DIMM on node 2 (GUEST_HOTPLUG_MB: offline
+# after boot; left offline by who onlines it). dimm_blocks: its memory
+# blocks in $dimm_blocks, their PFNs [$dimm_lo, $dimm_hi); fails if there
+# is none. dimm_set online_movable|offline: every block, retried while busy.
+MEMORY=${RUNNER_ROOT:-}/sys/devices/system/memory
+dimm_blocks() {
+	dimm_blocks=""
+	for b in $MEMORY/memory*; do
+		[ "$(cat $b/state)" = offline ] && [ -e $b/node2 ] && dimm_blocks="$dimm_blocks $b"
+	done
+	[ -n "$dimm_blocks" ] || { fail "no offline memory block on node 2 (GUEST_HOTPLUG_MB)"; return 1; }
+	_bs=$(printf '%d' 0x$(cat $MEMORY/block_size_bytes))
+	dimm_lo=$(for b in $dimm_blocks; do printf '%d\n' 0x$(cat $b/phys_index); done | sort -n | head -1)
+	dimm_hi=$(for b in $dimm_blocks; do printf '%d\n' 0x$(cat $b/phys_index); done | sort -n | tail -1)
+	dimm_lo=$((dimm_lo * _bs / 4096)) dimm_hi=$(((dimm_hi + 1) * _bs / 4096))
+	echo "DIMM: $(echo $dimm_blocks | wc -w) blocks of $((_bs >> 20)) MiB, PFNs $dimm_lo-$dimm_hi"
+}
+dimm_set() {
+	for b in $dimm_blocks; do
+		i=0
+		until echo $1 > $b/state 2>/dev/null || [ "$(cat $b/state)" = "${1%_movable}" ]; do
+			i=$((i + 1)); [ $i -lt 5 ] || { fail "DIMM: $1 failed"; return 1; }
+			sleep 1
+		done
+	done
+}
+# The CMA area of node 2 (numa_cma=2:SIZE): its debugfs directory $CMA,
+# its PFNs [$cma_lo, $cma_hi); fails if there is none.
+CMA=${RUNNER_ROOT:-}/sys/kernel/debug/cma/numa2
+cma_area() {
+	[ -d $CMA ] || { fail "no CMA area on node 2 (numa_cma=2:SIZE)"; return 1; }
+	cma_lo=$(cat $CMA/base_pfn) cma_hi=$(( $(cat $CMA/base_pfn) + $(cat $CMA/count) ))
+	echo "CMA area numa2: PFNs $cma_lo-$cma_hi ($(( $(cat $CMA/count) >> 8 )) MiB)"
+}
 # node_meminfo NODE FIELD: a value (kB) of /sys/devices/system/node/nodeN/meminfo
 node_meminfo() {
 	awk -v f="$2:" '$3 == f { print $4 }' /sys/devices/system/node/node$1/meminfo
