@@ -366,9 +366,10 @@ isolated_back() {	# BEFORE LABEL: no folio left isolated (10 s for others' to en
 # held_start ARGS: pathcheck -w ARGS in the background; returns once it holds
 # its data (or died). held_finish lets it go on, shows its report and
 # returns its exit status.
+# HELD_IN="in_cgroups DIR --" runs it in those cgroups.
 held_start() {
 	rm -f /tmp/ctl /tmp/pc.out; mkfifo /tmp/ctl
-	pathcheck -w "$@" < /tmp/ctl > /tmp/pc.out &
+	${HELD_IN:-} pathcheck -w "$@" < /tmp/ctl > /tmp/pc.out &
 	pc=$!
 	exec 3> /tmp/ctl
 	until grep -q '^ready$' /tmp/pc.out || ! kill -0 $pc 2>/dev/null; do sleep 1; done
