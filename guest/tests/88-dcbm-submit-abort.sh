@@ -103,14 +103,18 @@ migbench -s 4 -k 4,64 -r 1 -V 0,1 > /tmp/mb.log 2>&1 ||
 # driver reaps only then). dcbm coalesces there: only the last descriptor
 # of a turn asks for an interrupt, so a turn cut short by a failed
 # submission must queue an interrupt descriptor, or those submitted before
-# it are never called back: the batch waits for its deadline (1 s here)
-# and becomes an orphan, holding the pairs those descriptors cover (kept),
-# until a later interrupt on that channel; their folios are not migrated.
+# it are never called back: the batch waits for its deadline and becomes
+# an orphan, holding the pairs those descriptors cover (kept), until a
+# later interrupt on that channel; their folios are not migrated. The
+# deadline is 10 s: at 1 s (before November 29) a vCPU kept off the
+# host's core that long could make a correct dcbm keep pairs, while
+# without the interrupt descriptor the callbacks never come, whatever
+# the deadline.
 # Failed before the fix (series of November 27), twice: migbench "move to
 # node 1 failed (2 pages left behind)", then (8 pages left behind), kept +8.
 select_migrator none && rmmod dcbm && rmmod swdma || fail "cannot unload"
 modprobe swdma nr_channels=4 idle_irq=0 || { echo "cannot load swdma"; exit 1; }
-dcbm_modprobe && echo 4 > $D/nr_channels && echo 1000 > $D/timeout_ms &&
+dcbm_modprobe && echo 4 > $D/nr_channels && echo 10000 > $D/timeout_ms &&
 	select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
 swdma_fail submit 100 100
 dmesg -c > /dev/null
