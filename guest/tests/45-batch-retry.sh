@@ -80,7 +80,7 @@ done
 echo "splice rounds $round: folios +$(delta folios) retries +$(delta fallback_retry)" \
      "ineligible +$(delta ineligible)"
 [ "$(delta fallback_retry)" -gt 0 ] && pass "splice: moves retried after a batch copy, counted" ||
-	fail "splice: no move was retried after a batch copy"
+	fail "splice: moves retried after a batch copy, counted" "splice: no move was retried after a batch copy"
 [ "$(delta folios)" -gt 0 ] || fail "splice: the test migrator copied nothing"
 
 echo 0 > $TUN/test/delay_ms
