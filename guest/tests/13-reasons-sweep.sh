@@ -32,9 +32,8 @@ step() {
 	path_begin "$reason" $M || return 1
 	c0=$(swdma_copies)
 	"$@"; rc=$?
-	echo "$name: swdma completed $(($(swdma_copies) - c0)) descriptors"
-	[ "$(swdma_copies)" -gt "$c0" ] && pass "$name, $M: the DMA engine copied" ||
-		fail "$name, $M: the DMA engine copied"
+	verdict "$name, $M: the DMA engine copied" \
+		"swdma completed $(($(swdma_copies) - c0)) descriptors" [ "$(swdma_copies)" -gt "$c0" ]
 	path_end "$name" "$reason" $M $rc $multi
 }
 
