@@ -19,7 +19,7 @@
 dir=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 n=0 bad=0
-planned=38
+planned=44
 echo "KTAP version 1"
 echo "1..$planned"
 
@@ -95,6 +95,9 @@ check "runner: each test marked in the kernel log, in order" \
 	diff <(echo "$marks") "$root/dev/kmsg"
 check "runner: the taint failure on the console" \
 	has "$dir/run.console" "  FAIL: kernel not tainted (new: W)"
+check "runner: each test's start and time right before its result" \
+	awk '/^(not )?ok [0-9]+ / { n++; if (p2 !~ /^# start=[0-9-]+T[0-9:]+Z$/ || p1 !~ /^# time=[0-9]+s$/) bad++ }
+	     { p2 = p1; p1 = $0 } END { exit !(n == 9 && !bad) }' "$dir/run.ktap"
 
 # ---- the report -------------------------------------------------------------
 kunit=${KUNIT:-$TREE/tools/testing/kunit}
@@ -111,7 +114,8 @@ boot() {
 }
 # the main boot: reports during 02 and 03, between tests, and at boot
 boot main tcg-single finished "01-a 02-b 03-c 04-d"
-printf '%s\n' "ok 1 01-a" "    KTAP version 1" "    # Subtest: 02-b" "    1..1" "    ok 1 data exact" \
+printf '%s\n' "# start=2026-11-29T10:00:00Z" "# time=12s" "ok 1 01-a" \
+	"    KTAP version 1" "    # Subtest: 02-b" "    1..1" "    ok 1 data exact" \
 	"ok 2 02-b" "ok 3 03-c # SKIP no MTE here" "ok 4 04-d" >> "$R/main.out"
 printf '%s\n' "1 x BUG: KASAN: slab-use-after-free in dcbm_callback (during 02-b)" \
 	"2 x WARNING at mm/migrate.c:100 f (during 03-c)" "1 x hard lockup (between tests)" \
@@ -179,6 +183,27 @@ check "report: under tcg an early stop is the emulator's" \
 check "report: under tcg a QEMU crash is the emulator's" \
 	has "$dir/boot.mtcrash" "    ok 2 guest finished its job # SKIP was lost to a QEMU crash (the emulator, not the kernel: see docs/testbed.md); the tests it had not run went to mtcrash-retry"
 check "report: the summary" grep -q -x -F "14 passed, 12 failed, 6 skipped" "$dir/report.out"
+# record PATH FIELD VALUE: test.json's record of PATH has FIELD = VALUE
+record() {
+	/usr/bin/python3 -c '
+import json, sys
+tests = {t["path"]: t for t in json.load(open(sys.argv[1]))["tests"]}
+t = tests.get(sys.argv[2])
+print(sys.argv[2], t and t.get(sys.argv[3]))
+sys.exit(t is None or str(t.get(sys.argv[3])) != sys.argv[4])' "$R/test.json" "$@"
+}
+check "report: test.json records a test's start, duration, status" \
+	bash -c "$(declare -f record); R=\$1; record main.01-a start_time 2026-11-29T10:00:00Z &&
+		record main.01-a duration 12 && record main.01-a status PASS && record main.02-b status FAIL" sh "$R"
+check "report: ... each sub-check by its path" record main.02-b.data_exact status PASS
+check "report: ... a test that did not report as MISS" record crash.02-b status MISS
+check "report: ... an allowed skip as SKIP" record mt.03-c status SKIP
+check "report: ... ids unique, each with origin, build and architecture" /usr/bin/python3 -c '
+import json, sys
+tests = json.load(open(sys.argv[1]))["tests"]
+ids = [t["id"] for t in tests]
+sys.exit(len(ids) != len(set(ids)) or len(ids) < 30 or
+         not all(t["origin"] and t["build_id"] and t["environment"]["misc"]["arch"] for t in tests))' "$R/test.json"
 
 # ---- groups -----------------------------------------------------------------
 printf '%s\n' "# a group" "15-migcheck	# a comment" "" "60-batch-off" > "$dir/group"

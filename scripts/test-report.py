@@ -28,9 +28,19 @@ skips (tests a stale int3 of QEMU, an early-boot hang or a crash of QEMU
 kept from running, run again in a retry boot) are allowed, in a boot under
 multi-threaded TCG (accel=tcg) only: under any other accelerator those
 deaths fail.  test.json has the summary and the
-tree as the kernel's parser read it (test.parse.log: its account).  Exit status 1 on a failure.
+tree as the kernel's parser read it (test.parse.log: its account), and
+the records a dashboard takes (KernelCI's kcidb schema, its field names):
+"run" (id, origin, start time, the kernel's and the testbed's commits,
+--commit and --testbed-commit) and "tests", one per self-test, test and
+sub-check: id, origin, build_id, a dot-separated path (boot.test[.sub-check],
+each name with its dots and spaces made '_'), status (PASS, FAIL, SKIP,
+ERROR for a test past its time limit, MISS for one that did not report),
+start_time and duration (a test's, from its "# start=" and "# time="
+lines; a sub-check has its test's start), architecture
+(environment.misc.arch), kernel_commit.  Exit status 1 on a failure.
 """
 import argparse
+import datetime
 import fnmatch
 import json
 import os
@@ -41,6 +51,8 @@ import sys
 RESULT = re.compile(r'^(\s*)(not ok|ok) (\d+) ([^#]*?)\s*(?:# (.*))?$')
 DURING = re.compile(r' \(during (\S+)\)$')     # a kernel report's test
 CONTROL = re.compile(r'[\x00-\x08\x0b-\x1f\x7f]')
+START = re.compile(r'^# start=(\S+)$')      # guest/tests/run.sh's, per test
+TIME = re.compile(r'^# time=(\d+)s$')
 INDENT = '    '
 
 
@@ -59,6 +71,13 @@ class Result:
         self.skip = ok and why.startswith('SKIP')
         self.harness_skip = harness_skip
         self.reports = list(reports)        # kernel reports that fail it
+        # when it started and how long it ran (guest/tests/run.sh)
+        self.start = self.duration = None
+        for l in self.block:
+            if START.match(l):
+                self.start = START.match(l).group(1)
+            elif TIME.match(l):
+                self.duration = int(TIME.match(l).group(1))
         # the sub-checks that failed or skipped: (ok, name, directive)
         self.subs = [(m.group(2) == 'ok', m.group(4), m.group(5) or '')
                      for m in map(RESULT.match, self.block) if m and m.group(1)]
@@ -178,6 +197,55 @@ def parse(doc, kunit, log_path, seconds=60):
         signal.alarm(0)
 
 
+def component(name):
+    """A name as one component of a dot-separated path (kcidb's): no dots,
+    no spaces."""
+    return re.sub(r'[^A-Za-z0-9_+-]+', '_', name).strip('_') or '_'
+
+
+def status(r, failed):
+    """kcidb's status of a top-level result that the summary counts as
+    failed or not."""
+    if not failed:
+        return 'SKIP' if r.skip else 'PASS'
+    if r.why.startswith('TIMEOUT'):
+        return 'ERROR'
+    if r.why.startswith('did not report'):
+        return 'MISS'
+    return 'FAIL'
+
+
+class Records:
+    """test.json's records of each test and sub-check, as a dashboard
+    (KernelCI's kcidb) takes them: unique ids, origin, a dot-separated
+    path, status, start time, duration, architecture, kernel commit."""
+    def __init__(self, origin, run, commit):
+        self.origin, self.run, self.commit = origin, run, commit
+        self.tests, self.paths = [], set()
+
+    def add(self, path, st, arch, name, start=None, duration=None, why=''):
+        base, i = path, 1
+        while path in self.paths:       # two sub-checks of one name
+            i += 1
+            path = f'{base}_{i}'
+        self.paths.add(path)
+        t = {'id': f'{self.origin}:{self.run}:{arch}:{path}', 'origin': self.origin,
+             'build_id': f'{self.origin}:{self.run}:{arch}', 'path': path,
+             'status': st, 'start_time': start, 'duration': duration,
+             'environment': {'misc': {'arch': arch}}, 'kernel_commit': self.commit,
+             'misc': {'name': name}}
+        if why:
+            t['misc']['why'] = why
+        self.tests.append(t)
+
+    def result(self, prefix, r, st, arch):
+        path = f'{prefix}.{component(r.name)}'
+        self.add(path, st, arch, r.name, r.start, r.duration, r.why)
+        for ok, sub, why in r.subs:
+            sst = 'SKIP' if why.startswith('SKIP') else 'PASS' if ok else 'FAIL'
+            self.add(f'{path}.{component(sub)}', sst, arch, sub, r.start)
+
+
 def tree_json(test):
     return {'name': test.name, 'status': test.status.name, 'log': test.log,
             'subtests': [tree_json(t) for t in test.subtests]}
@@ -190,6 +258,9 @@ def main():
     ap.add_argument('--skips', required=True)
     ap.add_argument('--arch', default='x86_64')
     ap.add_argument('--harness')
+    ap.add_argument('--origin', default='migtestbed')
+    ap.add_argument('--commit', default=None, help='the kernel tree\'s commit')
+    ap.add_argument('--testbed-commit', default=None)
     ap.add_argument('judge')
     ap.add_argument('boots', nargs='*')
     a = ap.parse_args()
@@ -212,12 +283,16 @@ def main():
     doc = ['KTAP version 1', f'1..{len(selftests) + len(a.boots)}']
     passed = failed = skipped = 0
     failures, skips = [], []
+    started = datetime.datetime.now(datetime.timezone.utc)
+    run = started.strftime('%Y%m%dT%H%M%SZ') + (f'-{a.commit[:12]}' if a.commit else '')
+    records = Records(a.origin, run, a.commit)
     for n, (name, path) in enumerate(selftests, 1):
         lines = read_lines(path)
         ok = any(l.startswith('# ') and ' 0 failed' in l for l in lines) and \
             not any(RESULT.match(l) and l.startswith('not ok') for l in lines)
         doc += [INDENT + l for l in lines[:1] + [f'# Subtest: {name}'] + lines[1:] if l]
         doc.append(f'{"ok" if ok else "not ok"} {n} {name}')
+        records.add(f'selftest.{component(name)}', 'PASS' if ok else 'FAIL', 'host', name)
         if ok:
             passed += 1
         else:
@@ -238,10 +313,13 @@ def main():
             if r.skip and (r.harness_skip or allowed(r.name, arch)) and not bad:
                 skipped += 1
                 skips.append(f'{name} ({r.why})')
+                records.result(component(boot), r, status(r, False), arch)
             elif r.ok and not r.skip and not bad:
                 passed += 1
+                records.result(component(boot), r, status(r, False), arch)
             else:
                 failed += 1
+                records.result(component(boot), r, status(r, True), arch)
                 boot_ok = False
                 why = 'skipped, and no skip of it is allowed (guest/tests/skips): ' \
                     if r.skip else ''
@@ -261,6 +339,10 @@ def main():
     with open(os.path.join(a.results, 'test.json'), 'w') as f:
         json.dump({'summary': {'passed': passed, 'failed': failed, 'skipped': skipped},
                    'failures': failures, 'skips': skips,
+                   'run': {'id': f'{a.origin}:{run}', 'origin': a.origin,
+                           'start_time': started.isoformat(timespec='seconds'),
+                           'kernel_commit': a.commit, 'testbed_commit': a.testbed_commit},
+                   'tests': records.tests,
                    'tree': tree_json(tree) if tree else None}, f, indent=1)
 
     print(f'results: {ktap} (KTAP), test.json')

@@ -228,4 +228,7 @@ fi
 
 /usr/bin/python3 "$TOP/scripts/test-report.py" --kunit "$TREE/tools/testing/kunit" \
 	--results "$RESULTS" --skips "$TOP/guest/tests/skips" --arch "$GUEST_ARCH" \
-	--harness "$RESULTS/harness.ktap" "$RESULTS/judge.ktap" "${boots[@]}"
+	--harness "$RESULTS/harness.ktap" \
+	--commit "$(git -C "$TREE" describe --always --dirty --abbrev=40 2>/dev/null)" \
+	--testbed-commit "$(git -C "$TOP" describe --always --dirty --abbrev=40 2>/dev/null)" \
+	"$RESULTS/judge.ktap" "${boots[@]}"

@@ -5,5 +5,5 @@
 
 migbench -s 8 -k all -V 0,1,2 &&
 	pass "every folio size: bytes, nodes and folio sizes exact after every hop" ||
-	fail "migbench -V: a hop was not exact"
+	fail "every folio size: bytes, nodes and folio sizes exact after every hop" "migbench -V: a hop was not exact"
 finish

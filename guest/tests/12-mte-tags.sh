@@ -41,7 +41,7 @@ for m in none kernel mtcopy dcbm; do
 	echo "$m: batches +$(delta batches) folios +$(delta folios) ineligible +$(delta ineligible) swdma descriptors +$copies"
 	case $m in
 	none)
-		[ "$(delta batches)" -eq 0 ] || fail "none: $(delta batches) batches" ;;
+		[ "$(delta batches)" -eq 0 ] || fail "none: no batch" "$(delta batches) batches" ;;
 	kernel|mtcopy)
 		# they copy tags: every tagged folio is theirs
 		[ "$(delta folios)" -gt 0 ] || fail "$m: copied no tagged folio" ;;

@@ -28,10 +28,10 @@ for kind in file memfd; do
 	case $kind in
 	file)	[ "$(delta folios)" -eq 0 ] && [ "$(delta ineligible)" -gt 0 ] &&
 			pass "ext4 page cache (buffer heads) not offered to the migrator" ||
-			fail "ext4 page cache: $(delta folios) folios copied by the migrator" ;;
+			fail "ext4 page cache (buffer heads) not offered to the migrator" "ext4 page cache: $(delta folios) folios copied by the migrator" ;;
 	memfd)	[ "$(delta folios)" -gt 0 ] &&
 			pass "memfd (shmem) offered to the migrator" ||
-			fail "memfd: no folio copied by the migrator" ;;
+			fail "memfd (shmem) offered to the migrator" "memfd: no folio copied by the migrator" ;;
 	esac
 done
 # The block device's page cache moves with buffer_migrate_folio_norefs(),
@@ -44,12 +44,12 @@ if blkmig move -D /dev/vdb -s 1 -t 2 > /tmp/blk.log 2>&1; then
 	echo "block device: folios +$(delta folios), ineligible +$(delta ineligible)"
 	[ "$(delta folios)" -eq 0 ] && [ "$(delta ineligible)" -gt 0 ] &&
 		pass "block-device page cache (buffer_migrate_folio_norefs) not offered to the migrator" ||
-		fail "block-device page cache: $(delta folios) folios copied by the migrator, $(delta ineligible) ineligible"
+		fail "block-device page cache (buffer_migrate_folio_norefs) not offered to the migrator" "block-device page cache: $(delta folios) folios copied by the migrator, $(delta ineligible) ineligible"
 else
 	cat /tmp/blk.log; fail "block device: blkmig move failed"
 fi
 echo all > $MIG/reasons
 migcheck -q -W 5 -k $BASE_KB,2048 && pass "concurrent writers: no write lost" ||
-	fail "concurrent writers"
+	fail "concurrent writers: no write lost" "concurrent writers"
 select_migrator none
 finish

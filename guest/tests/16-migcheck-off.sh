@@ -9,5 +9,5 @@ snap
 migcheck -q -k 4,2048 && pass "matrix with the batch path off" ||
 	fail "matrix with the batch path off"
 [ "$(delta batches)" -eq 0 ] && pass "no batch counted with the batch path off" ||
-	fail "batches counted with the batch path off"
+	fail "no batch counted with the batch path off" "batches counted with the batch path off"
 finish

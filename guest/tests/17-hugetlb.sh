@@ -62,7 +62,7 @@ run() {
 	rc=$?
 	cat /tmp/mc.log
 	[ $rc -eq 0 ] && pass "$1: bytes, nodes, folio sizes and pools exact after every hop" ||
-		fail "$1: migcheck exit $rc"
+		fail "$1: bytes, nodes, folio sizes and pools exact after every hop" "$1: migcheck exit $rc"
 	! grep -q '^skip' /tmp/mc.log || fail "$1: migcheck skipped a case"
 	[ -d $MIG ] && echo "$1: batch path: batches +$(delta batches)" \
 		"folios +$(delta folios) declined +$(delta fallback_declined)" \

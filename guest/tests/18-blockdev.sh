@@ -111,7 +111,7 @@ fs_case() {	# DEV LABEL MIGRATOR
 	if mount -t ext4 "$1" $DIR; then
 		blkmig verify -d $DIR/blkmig -l /tmp/manifest &&
 			pass "$label: every file exact after remount" ||
-			fail "$label: files after remount"
+			fail "$label: every file exact after remount" "$label: files after remount"
 		umount $DIR || fail "$label: umount after the check"
 	else
 		fail "$label: cannot mount $1 again"
@@ -135,10 +135,10 @@ case " $PARTS " in *" raw "*)
 	counting
 	blkmig raw -D $RAW -s "$RAW_MB" -t "$SECS_RAW" -T "$THREADS" &&
 		pass "raw $RAW: every sector exact, every page moved at the end" ||
-		fail "raw $RAW"
+		fail "raw $RAW: every sector exact, every page moved at the end" "raw $RAW"
 	counted "raw $RAW"
 	[ "$(delta folios)" -eq 0 ] ||
-		fail "raw $RAW: $(delta folios) folios of the block device were batched"
+		fail "raw $RAW: no folio of the block device batched" "$(delta folios) folios of the block device were batched"
 	echo all > $MIG/reasons
 esac
 case " $PARTS " in *" ext4 "*)

@@ -48,21 +48,21 @@ for m in $MIGRATORS; do
 	     "copied +$(delta folios), ineligible +$(delta ineligible)"
 	[ "$(param rounds)" -gt 0 ] || fail "$m: the holder did not run"
 	[ "$(param read_errors)" -eq 0 ] ||
-		fail "$m: $(param read_errors) blocks could not be read"
+		fail "$m: every block read" "$(param read_errors) blocks could not be read"
 	if [ "$(param stale)" -eq 0 ]; then
 		pass "$m: every buffer had its last change when taken again"
 	else
-		fail "$m: $(param stale) buffers lost a change (a stale copy moved in)"
+		fail "$m: no buffer lost a change" "$(param stale) buffers lost a change (a stale copy moved in)"
 	fi
 	if [ "$(param final_bad)" -eq 0 ]; then
 		pass "$m: every block read back from the device has its last change"
 	else
-		fail "$m: $(param final_bad) blocks on the device lost their last change"
+		fail "$m: every block on the device has its last change" "$(param final_bad) blocks on the device lost their last change"
 	fi
 	[ "$(delta ineligible)" -gt 0 ] ||
 		fail "$m: no block-device folio was refused as ineligible"
 	[ "$(delta folios)" -eq 0 ] ||
-		fail "$m: $(delta folios) folios of the block device were batched"
+		fail "$m: no folio of the block device batched" "$(delta folios) folios of the block device were batched"
 	rmmod bh_holder || fail "$m: cannot unload bh_holder"
 done
 

@@ -23,7 +23,7 @@ for m in $(path_migrators dcbm); do
 	rc=$(cat /tmp/migration.rc)
 	[ "$rc" -eq 0 ] || fail "$m: migration exited $rc"
 	grep -q '^# Totals: pass:[1-9][0-9]* fail:0 .* skip:0 ' /tmp/migration.log ||
-		fail "$m: a case failed or was skipped: $(grep '^# Totals' /tmp/migration.log)"
+		fail "$m: a case failed or was skipped" "$(grep '^# Totals' /tmp/migration.log)"
 	echo "$m: batches +$(delta batches) folios +$(delta folios)"
 	[ "$(delta folios)" -gt 0 ] ||
 		fail "$m: the selftest's migrations copied nothing through $m"

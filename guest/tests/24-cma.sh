@@ -6,18 +6,15 @@
 # byte is checked after, and none may be left in the area.
 . /opt/mig/tests/lib.sh
 
-C=/sys/kernel/debug/cma/numa2
-[ -d $C ] || { fail "no CMA area on node 2 (numa_cma=2:SIZE)"; finish; }
-base=$(cat $C/base_pfn) count=$(cat $C/count)
-echo "CMA area numa2: PFNs $base-$((base + count)) ($((count >> 8)) MiB)"
+cma_area || finish
 for m in $(path_migrators dcbm); do
 	path_begin contig_range $m || continue
-	held_start -n 2 -s 128 -x $base-$((base + count)) none
-	echo $count > $C/alloc || fail "$m: cma_alloc of the whole area failed"
+	held_start -n 2 -s 128 -x $cma_lo-$cma_hi none
+	echo $((cma_hi - cma_lo)) > $CMA/alloc || fail "$m: cma_alloc of the whole area failed"
 	# checked while the area is still allocated: once it is free, new
 	# allocations (a THP khugepaged collapses) may use it again
 	held_finish; rc=$?
-	echo $count > $C/free
+	echo $((cma_hi - cma_lo)) > $CMA/free
 	path_end cma contig_range $m $rc multi
 done
 path_cleanup

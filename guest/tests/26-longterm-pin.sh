@@ -5,12 +5,10 @@
 # is checked after, and none may be left in the area.
 . /opt/mig/tests/lib.sh
 
-C=/sys/kernel/debug/cma/numa2
-[ -d $C ] || { fail "no CMA area on node 2 (numa_cma=2:SIZE)"; finish; }
-base=$(cat $C/base_pfn) count=$(cat $C/count)
-for m in $(path_migrators kernel); do
+cma_area || finish
+for m in $(path_migrators "kernel mtcopy dcbm"); do
 	path_begin longterm_pin $m || continue
-	pathcheck -n 2 -s 64 -x $base-$((base + count)) pin; rc=$?
+	pathcheck -n 2 -s 64 -x $cma_lo-$cma_hi pin; rc=$?
 	path_end longterm-pin longterm_pin $m $rc multi
 done
 path_cleanup

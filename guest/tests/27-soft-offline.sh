@@ -38,7 +38,7 @@ path_begin memory_failure dcbm &&
 	[ $rc -eq 0 ] || fail "dcbm: data check failed (exit $rc)"
 	[ "$(delta folios)" -eq 0 ] && [ "$(delta ineligible)" -gt 0 ] &&
 		pass "dcbm: soft offline left to the CPU's machine-check-safe copy" ||
-		fail "dcbm: $(delta folios) soft-offlined folios copied by the DMA engine"
+		fail "dcbm: soft offline left to the CPU's machine-check-safe copy" "dcbm: $(delta folios) soft-offlined folios copied by the DMA engine"
 	echo all > $MIG/reasons
 }
 path_cleanup

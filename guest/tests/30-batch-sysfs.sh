@@ -9,14 +9,14 @@
 # the ABI is what an administrator sets and reads: no tunable in it
 [ "$(ls $MIG | tr '\n' ' ')" = "migrator reasons stats " ] &&
 	pass "$MIG holds migrator, reasons, stats only" ||
-	fail "$MIG holds: $(ls $MIG | tr '\n' ' ')"
-[ "$(cat $MIG/migrator)" = "[none] kernel" ] || fail "default migrator list: $(cat $MIG/migrator)"
+	fail "$MIG holds migrator, reasons, stats only" "$MIG holds: $(ls $MIG | tr '\n' ' ')"
+[ "$(cat $MIG/migrator)" = "[none] kernel" ] || fail "default migrator list" "$(cat $MIG/migrator)"
 # HPAGE_PMD_NR on x86-64, as without the series
-[ "$(cat $TUN/max_batch_pages)" = 512 ] || fail "default max_batch_pages: $(cat $TUN/max_batch_pages)"
-[ "$(cat $TUN/chunk_pages)" = 128 ] || fail "default chunk_pages: $(cat $TUN/chunk_pages)"
-[ "$(cat $TUN/chunks_in_flight)" = 1 ] || fail "default chunks_in_flight: $(cat $TUN/chunks_in_flight)"
+[ "$(cat $TUN/max_batch_pages)" = 512 ] || fail "default max_batch_pages" "$(cat $TUN/max_batch_pages)"
+[ "$(cat $TUN/chunk_pages)" = 128 ] || fail "default chunk_pages" "$(cat $TUN/chunk_pages)"
+[ "$(cat $TUN/chunks_in_flight)" = 1 ] || fail "default chunks_in_flight" "$(cat $TUN/chunks_in_flight)"
 all="compaction memory_failure memory_hotplug syscall_or_cpuset mempolicy_mbind numa_misplaced contig_range longterm_pin demotion damon"
-[ "$(cat $MIG/reasons)" = "$all" ] || fail "default reasons: $(cat $MIG/reasons)"
+[ "$(cat $MIG/reasons)" = "$all" ] || fail "default reasons" "$(cat $MIG/reasons)"
 
 for v in bogus "" "[kernel]" "[none]" "kernel test" "none kernel" kernel/ ker; do
 	write_fails $MIG/migrator "$v"
@@ -32,7 +32,7 @@ for f in $MIG/stats/*; do
 done
 
 echo "syscall_or_cpuset, demotion" > $MIG/reasons || fail "valid reasons list rejected"
-[ "$(cat $MIG/reasons)" = "syscall_or_cpuset demotion" ] || fail "reasons read back: $(cat $MIG/reasons)"
+[ "$(cat $MIG/reasons)" = "syscall_or_cpuset demotion" ] || fail "reasons read back" "$(cat $MIG/reasons)"
 echo none > $MIG/reasons && [ "$(cat $MIG/reasons)" = none ] || fail "reasons none"
 echo all > $MIG/reasons && [ "$(cat $MIG/reasons)" = "$all" ] || fail "reasons all"
 for v in 1 65536 512; do
@@ -47,9 +47,9 @@ for v in 4 2 1; do
 done
 echo none > $MIG/migrator || fail "selecting the active migrator again"
 echo kernel > $MIG/migrator && [ "$(cat $MIG/migrator)" = "none [kernel]" ] ||
-	fail "selecting kernel: $(cat $MIG/migrator)"
+	fail "selecting kernel" "$(cat $MIG/migrator)"
 echo none > $MIG/migrator && [ "$(cat $MIG/migrator)" = "[none] kernel" ] ||
-	fail "selecting none: $(cat $MIG/migrator)"
+	fail "selecting none" "$(cat $MIG/migrator)"
 
 # Without a migrator the path is the unpatched one whatever the tunables
 # say: max_batch_pages 4096 still unmaps batches of 512 pages (HPAGE_PMD_NR
@@ -61,7 +61,7 @@ events off mm_migrate_batch_start
 n=$(grep -c "mm_migrate_batch_start: .*reason=syscall_or_cpuset" $TRACING/trace)
 echo "none, max_batch_pages 4096: $n batches for 2048 pages"
 [ "$n" -ge 4 ] && pass "none: batches of the unpatched kernel whatever max_batch_pages says" ||
-	fail "none: $n batches for 2048 pages: max_batch_pages 4096 changed the path without a migrator"
+	fail "none: batches of the unpatched kernel whatever max_batch_pages says" "none: $n batches for 2048 pages: max_batch_pages 4096 changed the path without a migrator"
 echo 512 > $TUN/max_batch_pages
 
 # min_batch_pages: the core's file in each registered migrator's debugfs
@@ -71,7 +71,7 @@ echo 512 > $TUN/max_batch_pages
 [ ! -e $TUN/none ] && [ ! -e $TUN/kernel ] || fail "a built-in migrator has a directory"
 modprobe test_migrator || fail "cannot load test_migrator"
 T=$TUN/test
-[ "$(cat $T/min_batch_pages)" = 0 ] || fail "test min_batch_pages default: $(cat $T/min_batch_pages)"
+[ "$(cat $T/min_batch_pages)" = 0 ] || fail "test min_batch_pages default" "$(cat $T/min_batch_pages)"
 for v in -1 x 99999999999 "" 3y; do write_fails $T/min_batch_pages "$v"; done
 min_batch_run() {	# NAME EXPECTED-BATCHES(0|+)
 	snap
@@ -79,10 +79,10 @@ min_batch_run() {	# NAME EXPECTED-BATCHES(0|+)
 	echo "$1: $(delta batches) batches offered, $(delta fallback_below_min) folios below min"
 	if [ "$2" = 0 ]; then
 		[ "$(delta batches)" -eq 0 ] && [ "$(delta fallback_below_min)" -gt 0 ] ||
-			fail "$1: $(delta batches) batches offered, $(delta fallback_below_min) below min"
+			fail "$1: no batch offered, folios below min" "$(delta batches) batches offered, $(delta fallback_below_min) below min"
 	else
 		[ "$(delta batches)" -gt 0 ] && [ "$(delta fallback_below_min)" -eq 0 ] ||
-			fail "$1: $(delta batches) batches offered, $(delta fallback_below_min) below min"
+			fail "$1: batches offered, none below min" "$(delta batches) batches offered, $(delta fallback_below_min) below min"
 	fi
 }
 echo 1000000 > $T/min_batch_pages || fail "min_batch_pages 1000000"

@@ -74,7 +74,7 @@ expect() {
 			esac
 		done
 		[ "$(delta $c)" $op "$want" ] || {
-			fail "$label: stats/$c moved by $(delta $c), expected ${op#-} $want"
+			fail "$label: stats/$c ${op#-} $want" "moved by $(delta $c)"
 			wrong=$((wrong + 1))
 		}
 	done
@@ -141,7 +141,7 @@ expect keep "batches>=$B" "folios>=$EVEN" "bytes>=$EVEN_BYTES" \
 	"kept>=$((ODD / 3))" "fallback_retry>=0" "ineligible>=0"
 test_migrator_idle keep	# the late scribbles: up to 2 s each for the core to let go
 [ "$(cat $T/kept_in_use)" -eq "$in_use" ] ||
-	fail "${LBL}keep: $(( $(cat $T/kept_in_use) - in_use )) kept folios were in use at the late scribble (test/kept_in_use)"
+	fail "${LBL}keep: no kept folio in use at the late scribble (test/kept_in_use)" "$(( $(cat $T/kept_in_use) - in_use )) in use"
 
 echo 1000000 > $T/min_batch_pages
 run copy
@@ -212,7 +212,7 @@ sed 's/^/  /' /tmp/pc.log
 show "mark_only pathcheck (exit $rc)"
 [ $rc -eq 1 ] && grep -q 'bytes BAD' /tmp/pc.log &&
 	pass "mark_only: pathcheck reported bad data" ||
-	fail "mark_only: pathcheck did not report bad data (exit $rc)"
+	fail "mark_only: pathcheck reported bad data" "mark_only: pathcheck did not report bad data (exit $rc)"
 [ "$(delta folios)" -gt 0 ] || fail "mark_only: pathcheck migrated nothing through the test migrator"
 
 # What mark_only leaves behind: the wrong bytes were only in the migrating
@@ -222,7 +222,7 @@ B=12
 run copy
 expect "copy after mark_only" batches=$B folios=$F bytes=$BYTES
 [ "$(dmesg | grep -c -E 'WARNING:|BUG:')" -eq "$warnings" ] ||
-	fail "the kernel warned during this test: $(dmesg | grep -E 'WARNING:|BUG:' | tail -3)"
+	fail "the kernel warned during this test" "$(dmesg | grep -E 'WARNING:|BUG:' | tail -3)"
 
 select_migrator none
 echo all > $MIG/reasons

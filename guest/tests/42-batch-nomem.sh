@@ -150,7 +150,7 @@ for pages in 512 2048; do
 	if [ $pages = 512 ]; then
 		[ "$(delta folios)" -gt 0 ] && [ "$(delta fallback_nomem)" -eq 0 ] &&
 			pass "fragmented: dcbm copied every folio of its default batches" ||
-			fail "fragmented: folios of default batches went to the CPU for want of memory"
+			fail "fragmented: dcbm copied every folio of its default batches" "fragmented: folios of default batches went to the CPU for want of memory"
 	else
 		[ "$n" -gt 0 ] && [ "$(delta fallback_nomem)" -gt 0 ] ||
 			fail "fragmented, batches of 2048: no failure injected in dcbm's allocations"
@@ -189,7 +189,7 @@ else
 	cat /tmp/nomem.log
 	[ "$(delta kept)" -gt 0 ] || fail "keep: no pair kept"
 	[ "$n" -eq 0 ] && pass "keep: nothing allocated for kept pairs" ||
-		fail "keep: $n allocations for kept pairs (failed by injection)"
+		fail "keep: nothing allocated for kept pairs" "keep: $n allocations for kept pairs (failed by injection)"
 	if grep -q 'Cannot allocate memory' /tmp/nomem.log; then
 		fail "keep: move_pages() failed with ENOMEM"
 	elif [ $rc -ne 0 ]; then

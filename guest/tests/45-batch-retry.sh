@@ -11,9 +11,11 @@
 #    trusted the batch copy maps the inverted bytes, and migcheck's check of
 #    every byte after every hop fails (it did on a kernel whose
 #    migrate_folio_move() kept PAGE_CONTENT_COPIED for the retry). Each held
-#    source is retried once after its batch copy: fallback_retry counts
-#    exactly test/held, and test/held_moved shows that retries in the same
-#    batch moved folios, the case a stale copy corrupts.
+#    source is retried at least once after its batch copy: fallback_retry
+#    counts test/held or more (a source that misses its batch's retries is
+#    counted again by the synchronous pass), and test/held_moved shows
+#    that retries in the same batch moved folios, the case a stale copy
+#    corrupts.
 # 2. splice() of the file into a pipe takes real page-cache references
 #    (pipe buffers, until the pipe is read) that race with the move of
 #    memfd folios: retried, counted, data exact. These holders only read,
@@ -29,7 +31,7 @@ echo 512 > $TUN/max_batch_pages
 select_migrator test || fail "cannot select test"
 
 # hold KINDS: migcheck of 4K folios of KINDS, 4 hops; nothing but the holder
-# references these folios, so fallback_retry == held
+# references these folios, so fallback_retry >= held
 hold() {
 	echo hold > $T/mode || fail "mode hold rejected"
 	held=$(cat $T/held) moved=$(cat $T/held_moved)
@@ -56,9 +58,12 @@ hold() {
 	else
 		fail "hold $1: no held folio was moved by a retry in its batch: the check above saw no stale copy"
 	fi
-	[ "$(delta fallback_retry)" -eq "$held" ] &&
+	# at least once each: a held source that misses its batch's retries
+	# goes to the synchronous pass, whose retries may count it again
+	echo "hold $1: fallback_retry +$(delta fallback_retry) for $held sources held"
+	[ "$(delta fallback_retry)" -ge "$held" ] &&
 		pass "hold $1: stats/fallback_retry counts every held source" ||
-		fail "hold $1: stats/fallback_retry moved by $(delta fallback_retry), $held sources held"
+		fail "hold $1: stats/fallback_retry counts every held source"
 }
 hold private,memfd
 
@@ -75,7 +80,7 @@ done
 echo "splice rounds $round: folios +$(delta folios) retries +$(delta fallback_retry)" \
      "ineligible +$(delta ineligible)"
 [ "$(delta fallback_retry)" -gt 0 ] && pass "splice: moves retried after a batch copy, counted" ||
-	fail "splice: no move was retried after a batch copy"
+	fail "splice: moves retried after a batch copy, counted" "splice: no move was retried after a batch copy"
 [ "$(delta folios)" -gt 0 ] || fail "splice: the test migrator copied nothing"
 
 echo 0 > $TUN/test/delay_ms

@@ -29,14 +29,18 @@ grep "^under_writeback: [1-9]" /tmp/wbmove.out > /dev/null ||
 
 grep -- "-$pid *\[.*mm_migrate_folio_remapped:" $TRACING/trace > /tmp/remapped
 echo "remapped events of wbmove: $(wc -l < /tmp/remapped)"
-[ "$(wc -l < /tmp/remapped)" -eq $((2 * N)) ] &&
-	pass "one remapped event per folio moved ($((2 * N)))" ||
-	fail "$(wc -l < /tmp/remapped) remapped events for $((2 * N)) folios moved"
+# at least one per folio moved: an anonymous folio undone and retried
+# adds one (mapped again twice); an event for a folio that was never
+# unmapped is what the PFN check below catches
+[ "$(wc -l < /tmp/remapped)" -ge $((2 * N)) ] &&
+	pass "a remapped event for every folio moved" ||
+	fail "a remapped event for every folio moved"
 stale=0
 for pfn in $(sed -n 's/^wb_pfns://p' /tmp/wbmove.out); do
 	grep -q "pfn=$pfn " /tmp/remapped && stale=$((stale + 1))
 done
+echo "remapped events with the PFN of a device page never unmapped: $stale"
 [ $stale -eq 0 ] && pass "no remapped event for a folio that failed before its unmap" ||
-	fail "$stale remapped events carry the PFN of a device page that was never unmapped"
+	fail "no remapped event for a folio that failed before its unmap"
 rmmod null_blk || echo "cannot unload null_blk"
 finish

@@ -31,14 +31,14 @@ rc=$?
 cat /tmp/47.out
 [ $rc -le 1 ] || fail "migcheck could not run (exit $rc)"
 ! grep -q "data corrupted" /tmp/47.out && pass "data exact after moves of kept pairs" ||
-	fail "data not exact after moves of kept pairs"
+	fail "data exact after moves of kept pairs" "data not exact after moves of kept pairs"
 grep -q "did not move" /tmp/47.out ||
 	echo "every page moved: no kept source was held through a move"
 test_migrator_idle "late reads"
 echo "kept +$(delta kept), copied +$(delta folios), retried +$(delta fallback_retry)"
 # a read of a freed source is a KASAN report or a fault: the log judge's
-[ "$(delta kept)" -gt 0 ] && pass "$(delta kept) kept sources read late" ||
-	fail "the test migrator kept no pair: no source was read late"
-[ "$(cat $T/kept_in_use)" -eq 0 ] || fail "test/kept_in_use: $(cat $T/kept_in_use) kept folios were in use"
+[ "$(delta kept)" -gt 0 ] && pass "kept sources read late" "$(delta kept) kept" ||
+	fail "kept sources read late" "the test migrator kept no pair: no source was read late"
+[ "$(cat $T/kept_in_use)" -eq 0 ] || fail "no kept folio in use (test/kept_in_use)" "$(cat $T/kept_in_use) kept folios were in use"
 reset_migration	# unloads the test migrator, its settings with it
 finish

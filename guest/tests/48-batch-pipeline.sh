@@ -135,16 +135,16 @@ run() {
 	# reference not yet dropped elsewhere) is retried in the next, in
 	# batches of its own
 	[ "$6" -eq $size ] && [ "$(delta batches)" -ge $((4096 / size)) ] ||
-		fail "$label: $(delta batches) batches offered, the largest of $6 folios, not $((4096 / size)) of $size"
+		fail "$label: batches of $size folios offered" "$(delta batches) batches offered, the largest of $6 folios, not $((4096 / size)) of $size"
 	# every chunk copied what it was offered, or said why not: with 2 in
 	# flight, a chunk may find dcbm's channels all taken by the one
 	# before (-EBUSY), the CPU copies it; mtcopy keeps the pairs of a
 	# worker that missed its deadline (-ETIMEDOUT: a vCPU off its host
 	# core), the CPU copies them again
-	[ "${11}" -eq 0 ] || fail "$label: ${11} chunks copied fewer folios than offered, or failed"
-	[ "$3" -gt 1 ] || [ "${12}" -eq 0 ] || fail "$label: ${12} folios found the migrator busy"
+	[ "${11}" -eq 0 ] || fail "$label: every chunk copied what it was offered" "${11} chunks copied fewer folios than offered, or failed"
+	[ "$3" -gt 1 ] || [ "${12}" -eq 0 ] || fail "$label: no folio found the migrator busy" "${12} did"
 	[ $(( ${10} + $(delta fallback_below_min) )) -ge 4096 ] ||
-		fail "$label: ${10} folios offered, $(delta fallback_below_min) below the minimum, of 4096"
+		fail "$label: every folio offered or below the minimum" "${10} folios offered, $(delta fallback_below_min) below the minimum, of 4096"
 	if [ -z "$pipelined" ]; then
 		[ "$4" -eq 0 ] && [ "$5" -eq 0 ] ||
 			fail "$label: folios unmapped or remapped during a copy, unpipelined"
@@ -152,20 +152,20 @@ run() {
 	fi
 	[ "$4" -gt 0 ] && [ "$5" -gt 0 ] &&
 		pass "$label: folios unmapped and remapped while a copy was in flight" ||
-		fail "$label: no folio unmapped ($4) or remapped ($5) while a copy was in flight"
+		fail "$label: folios unmapped and remapped while a copy was in flight" "$label: no folio unmapped ($4) or remapped ($5) while a copy was in flight"
 	case $1:$3:$(cat $TUN/test/mode) in
 	mtcopy:*|dcbm:1:*)
 		[ "$8" -gt 0 ] &&
-			pass "$label: copies of $8 of $7 chunks ran after their task went on" ||
-			fail "$label: no chunk's copy ran after its task went on (a copy done inside copy_start()?)" ;;
+			pass "$label: chunks' copies ran after their task went on" "$8 of $7 chunks" ||
+			fail "$label: chunks' copies ran after their task went on" "none of $7 chunks (a copy done inside copy_start()?)" ;;
 	test:*:copy)
 		[ "$9" -gt 0 ] &&
-			pass "$label: the task of $9 of $7 chunks went on before their copy (stalled $DELAY_MS ms)" ||
-			fail "$label: no chunk's task went on before its copy (a copy done inside copy_start()?)" ;;
+			pass "$label: chunks' tasks went on before their copy" "$9 of $7 chunks, copies stalled $DELAY_MS ms" ||
+			fail "$label: chunks' tasks went on before their copy" "none of $7 chunks (a copy done inside copy_start()?)" ;;
 	test:*:sync)	# the control: the oracle must fail it
 		[ "$9" -eq 0 ] &&
 			pass "$label: the oracle fails a copy inside copy_start(): no chunk's task went on before its copy" ||
-			fail "$label: the task of $9 of $7 chunks went on within $((DELAY_MS / 2)) ms, its copy synchronous" ;;
+			fail "$label: the oracle fails a copy inside copy_start(): no chunk's task went on before its copy" "the task of $9 of $7 chunks went on within $((DELAY_MS / 2)) ms, its copy synchronous" ;;
 	esac
 }
 
@@ -211,7 +211,7 @@ for depth_r in 1 2; do
 	echo "$label: a folio unmapped across at most $1 chunk starts; $2 remapped after $((depth_r + 2))"
 	[ "$1" -le $((depth_r + 2)) ] &&
 		pass "$label: every folio remapped within $((depth_r + 2)) chunk starts" ||
-		fail "$label: a folio stayed unmapped across $1 chunk starts (retried at the end of the batch?)"
+		fail "$label: every folio remapped within $((depth_r + 2)) chunk starts" "$label: a folio stayed unmapped across $1 chunk starts (retried at the end of the batch?)"
 done
 echo 512 > $TUN/max_batch_pages
 

@@ -73,7 +73,7 @@ run() {
 	keep)	[ "$(delta kept)" -gt 0 ] || fail "$label: no pair kept"
 		test_migrator_idle "$label"
 		[ "$(cat $TUN/test/kept_in_use)" -eq "$kept_in_use" ] ||
-			fail "$label: $(( $(cat $TUN/test/kept_in_use) - kept_in_use )) kept folios in use" ;;
+			fail "$label: no kept folio in use (test/kept_in_use)" "$(( $(cat $TUN/test/kept_in_use) - kept_in_use )) in use" ;;
 	esac
 }
 

@@ -28,7 +28,7 @@ while [ $i -lt 15 ]; do
 done
 
 stop_migrations select/unload
-[ "$(active)" = none ] || fail "final migrator list: $(cat $MIG/migrator)"
+[ "$(active)" = none ] || fail "final migrator list" "$(cat $MIG/migrator)"
 
 # A deselection does not wait for copies in flight: one may wait for the
 # reclaim of another chunk's destinations, for seconds. Each copy started
@@ -51,7 +51,7 @@ else
 	w=$(cat $TUN/test/waiting)
 	echo "stall: deselected with $w copies still stalled"
 	[ "$w" -gt 0 ] && pass "stall: the deselection did not wait for the copy in flight" ||
-		fail "stall: the deselection waited for the copy in flight"
+		fail "stall: the deselection did not wait for the copy in flight" "stall: the deselection waited for the copy in flight"
 	rmmod test_migrator 2>/dev/null && fail "stall: the module of a migrator still copying unloaded"
 fi
 wait $stall_pid

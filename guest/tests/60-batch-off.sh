@@ -13,7 +13,7 @@ no_batches() {	# what: migrations must be exact and batch nothing
 	[ "$fails" -gt "$f0" ] || pass "exact, no batch, no folio examined: $1"
 }
 
-[ "$(active)" = none ] || fail "default migrator: $(active)"
+[ "$(active)" = none ] || fail "default migrator" "$(active)"
 no_batches "default settings (migrator none, all reasons)"
 
 select_migrator kernel
@@ -29,7 +29,7 @@ echo syscall_or_cpuset > $MIG/reasons
 snap
 migbench -s 4 -k 4 -r 1 -V 0,1 > /dev/null || fail "migration with syscall only"
 [ "$(delta batches)" -gt 0 ] && pass "move_pages() batched with syscall_or_cpuset enabled" ||
-	fail "move_pages() did not batch with syscall_or_cpuset enabled"
+	fail "move_pages() batched with syscall_or_cpuset enabled" "move_pages() did not batch with syscall_or_cpuset enabled"
 
 echo all > $MIG/reasons
 select_migrator none

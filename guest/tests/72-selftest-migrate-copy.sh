@@ -14,7 +14,7 @@ dcbm_load 2
 
 { migrate_copy 2>&1; echo $? > /tmp/mc.rc; } | tee /tmp/mc.log
 tap_results migrate_copy < /tmp/mc.log
-[ "$(cat /tmp/mc.rc)" -eq 0 ] || fail "migrate_copy exited $(cat /tmp/mc.rc)"
+[ "$(cat /tmp/mc.rc)" -eq 0 ] || fail "migrate_copy exits 0" "exit $(cat /tmp/mc.rc)"
 totals=$(grep '^# Totals' /tmp/mc.log)
 case $BASE_KB:$totals in
 4:"# Totals: pass:35 fail:0 xfail:0 xpass:0 skip:0 error:0") ;;

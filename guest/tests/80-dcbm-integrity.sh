@@ -15,18 +15,18 @@ D=$DCBM
 
 modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
 modprobe dcbm || { echo "cannot load dcbm"; exit 1; }
-grep -qw dcbm $MIG/migrator || fail "dcbm not listed: $(cat $MIG/migrator)"
+grep -qw dcbm $MIG/migrator || fail "dcbm not listed" "$(cat $MIG/migrator)"
 # the DMA device swdma registered, e.g. dma0
 dev=$(ls /sys/class/dma | sed -n 's/chan0$//p' | head -1)
 [ -n "$dev" ] || fail "no swdma channels in /sys/class/dma"
 
-[ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels default: $(cat $D/nr_channels)"
-[ "$(cat $D/timeout_ms)" = 100 ] || fail "timeout_ms default: $(cat $D/timeout_ms)"
+[ "$(cat $D/nr_channels)" = 4 ] || fail "nr_channels default" "$(cat $D/nr_channels)"
+[ "$(cat $D/timeout_ms)" = 100 ] || fail "timeout_ms default" "$(cat $D/timeout_ms)"
 # the pages of 32 KiB (0 with 64K pages)
-[ "$(cat $TUN/dcbm/min_batch_pages)" = $((32 / BASE_KB)) ] || fail "min_batch_pages default: $(cat $TUN/dcbm/min_batch_pages)"
-[ "$(cat $D/queue_depth)" = 32 ] || fail "queue_depth default: $(cat $D/queue_depth)"
-[ -z "$(cat $D/device)" ] || fail "device default: $(cat $D/device)"
-[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels held while not selected: $(cat $TUN/dcbm/channels)"
+[ "$(cat $TUN/dcbm/min_batch_pages)" = $((32 / BASE_KB)) ] || fail "min_batch_pages default" "$(cat $TUN/dcbm/min_batch_pages)"
+[ "$(cat $D/queue_depth)" = 32 ] || fail "queue_depth default" "$(cat $D/queue_depth)"
+[ -z "$(cat $D/device)" ] || fail "device default" "$(cat $D/device)"
+[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels held while not selected" "$(cat $TUN/dcbm/channels)"
 for v in 0 17 -1 abc 4x ""; do write_fails $D/nr_channels "$v"; done
 for v in 0 60001 -5 x; do write_fails $D/timeout_ms "$v"; done
 for v in -1 x 99999999999; do write_fails $TUN/dcbm/min_batch_pages "$v"; done
@@ -68,18 +68,18 @@ nchan() { wc -w < $TUN/dcbm/channels; }
 echo 1 > $D/nr_channels || fail "nr_channels 1"
 select_migrator dcbm || fail "cannot select dcbm"
 [ "$(active)" = dcbm ] || fail "dcbm not active"
-[ "$(nchan)" -eq 1 ] || fail "1 channel wanted, holds: $(cat $TUN/dcbm/channels)"
+[ "$(nchan)" -eq 1 ] || fail "1 channel wanted, holds" "$(cat $TUN/dcbm/channels)"
 echo 0 > $P/out_of_order
 run "1 channel, in order"
 matrix "1 channel, in order"
 echo 1 > $P/out_of_order
 run "1 channel, reverse"
 select_migrator none || fail "deselect"
-[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels kept after deselect: $(cat $TUN/dcbm/channels)"
+[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels kept after deselect" "$(cat $TUN/dcbm/channels)"
 
 echo 4 > $D/nr_channels || fail "nr_channels 4"
 select_migrator dcbm || fail "cannot select dcbm with 4 channels"
-[ "$(nchan)" -eq 4 ] || fail "4 channels wanted, holds: $(cat $TUN/dcbm/channels)"
+[ "$(nchan)" -eq 4 ] || fail "4 channels wanted, holds" "$(cat $TUN/dcbm/channels)"
 # no change of channels while selected; the same value is fine
 echo 4 > $D/nr_channels || fail "rewriting the same nr_channels failed"
 echo 2 > $D/nr_channels 2>/dev/null && fail "nr_channels changed while selected"
@@ -110,7 +110,7 @@ counts > /tmp/cnt1
 used=$(paste /tmp/cnt0 /tmp/cnt1 | awk '$2 > $1' | wc -l)
 echo "one 2M folio a hop: batches +$(delta batches) folios +$(delta folios), channels used $used"
 [ "$(delta folios)" -ge 1 ] && [ "$(delta batches)" -le 2 ] && [ "$used" -eq 4 ] ||
-	fail "one 2M folio: $(delta batches) batches used $used of the 4 channels"
+	fail "one 2M folio" "$(delta batches) batches used $used of the 4 channels"
 echo 1 > $P/out_of_order
 run "4 channels, reverse"
 echo 2 > $P/out_of_order
@@ -154,7 +154,7 @@ echo 1000000 > $TUN/dcbm/min_batch_pages
 snap
 migbench -s 2 -k $BASE_KB,2048 -r 1 -V 0,1 > /tmp/mb.log 2>&1 || { cat /tmp/mb.log; fail "min_batch: data"; }
 [ "$(delta fallback_below_min)" -gt 0 ] || fail "min_batch: fallback_below_min did not move"
-[ "$(delta batches)" -eq 0 ] || fail "min_batch: $(delta batches) batches offered"
+[ "$(delta batches)" -eq 0 ] || fail "min_batch" "$(delta batches) batches offered"
 echo 0 > $TUN/dcbm/min_batch_pages
 select_migrator none || fail "deselect"
 
@@ -172,10 +172,10 @@ for name in $dev swdma; do
 done
 echo dma99 > $D/device
 select_migrator dcbm 2>/dev/null && fail "dcbm selected without a dma99"
-[ "$(active)" = none ] || fail "active after a failed selection: $(active)"
+[ "$(active)" = none ] || fail "active after a failed selection" "$(active)"
 [ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels held after a failed selection"
 echo > $D/device
-[ -z "$(cat $D/device)" ] || fail "device not cleared: $(cat $D/device)"
+[ -z "$(cat $D/device)" ] || fail "device not cleared" "$(cat $D/device)"
 
 # an engine taking short segments only, not a multiple of the page size:
 # dcbm must split folios to fit, and still copy it all;

@@ -36,7 +36,7 @@ run() {
 		awk '{ print $1 " folios kept, " $2 " pages left behind" }')"
 }
 positive() { [ "$(delta "$1")" -gt 0 ] || fail "$2: $1 did not move"; }
-zero() { [ "$(delta "$1")" -eq 0 ] || fail "$2: $1 moved by $(delta "$1")"; }
+zero() { [ "$(delta "$1")" -eq 0 ] || fail "$2: $1 unchanged" "moved by $(delta "$1")"; }
 # faults MODE PROBABILITY INTERVAL ORDER: PROBABILITY % of the descriptors
 # fail (INTERVAL 1), or every INTERVAL-th one (PROBABILITY 100)
 faults() {

@@ -15,7 +15,7 @@ others="fallback_busy fallback_nomem fallback_timeout fallback_error fallback_in
 
 dcbm_modprobe || { echo "cannot load dcbm"; exit 1; }
 select_migrator dcbm 2>/dev/null && fail "dcbm selected without any DMA engine"
-[ "$(active)" = none ] || fail "active after a failed selection: $(active)"
+[ "$(active)" = none ] || fail "active after a failed selection" "$(active)"
 
 modprobe swdma || fail "cannot load swdma"
 select_migrator dcbm || fail "cannot select dcbm"
@@ -48,7 +48,7 @@ while [ $i -lt 8 ]; do
 	[ "$(active)" = dcbm ] || fail "dcbm not active after select $i"
 	want=$(( i % 4 + 1 < 4 - i % 4 ? i % 4 + 1 : 4 - i % 4 ))
 	[ "$(wc -w < $TUN/dcbm/channels)" -eq $want ] ||
-		fail "$i: $want channels wanted, holds: $(cat $TUN/dcbm/channels)"
+		fail "$i: $want channels wanted, holds" "$(cat $TUN/dcbm/channels)"
 	rmmod swdma 2>/dev/null && { fail "rmmod swdma while held ($i)"; break; }
 	sleep 1
 	select_migrator none || fail "deselect $i"
@@ -76,10 +76,10 @@ rmmod swdma 2>/dev/null && fail "swdma unloaded while async_tx holds it"
 # async_tx loaded meanwhile does not get them
 rmmod async_tx || fail "rmmod async_tx"
 select_migrator dcbm || fail "cannot select dcbm on public channels nobody holds"
-[ "$(active)" = dcbm ] || fail "dcbm not active: $(active)"
-[ "$(wc -w < $TUN/dcbm/channels)" -eq 4 ] || fail "4 channels wanted, holds: $(cat $TUN/dcbm/channels)"
+[ "$(active)" = dcbm ] || fail "dcbm not active" "$(active)"
+[ "$(wc -w < $TUN/dcbm/channels)" -eq 4 ] || fail "4 channels wanted, holds" "$(cat $TUN/dcbm/channels)"
 dmesg | grep -q "dcbm: using 4 private DMA channel" ||
-	fail "dcbm's message: $(dmesg | grep dcbm)"
+	fail "dcbm's message" "$(dmesg | grep dcbm)"
 modprobe async_tx || fail "cannot load async_tx while dcbm holds the channels"
 snap
 migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
@@ -92,6 +92,6 @@ select_migrator none || fail "deselect"
 rmmod dcbm || fail "rmmod dcbm (public)"
 rmmod async_tx || fail "rmmod async_tx"
 rmmod swdma || fail "rmmod swdma (public)"
-[ "$(active)" = none ] || fail "final migrator list: $(cat $MIG/migrator)"
+[ "$(active)" = none ] || fail "final migrator list" "$(cat $MIG/migrator)"
 leak_check "dcbm and swdma loaded, selected and unloaded"
 finish

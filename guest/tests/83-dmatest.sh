@@ -96,7 +96,7 @@ status_after_terminate() {
 		[ "$residue" = any ] || [ "$(cat $S/queued_residue)" -eq "$residue" ] ||
 			fail "$label: a queued 64-byte descriptor has residue $(cat $S/queued_residue)"
 		[ "$(cat $S/wrong)" -eq 0 ] ||
-			fail "$label: $(cat $S/wrong) descriptors with the wrong tx_status after terminate"
+			fail "$label: tx_status right after terminate" "$(cat $S/wrong) descriptors with the wrong tx_status after terminate"
 		[ "$(cat $S/dropped)" -gt 0 ] && [ "$(cat $S/completed)" -ge 2 ] ||
 			fail "$label: the terminate did not come between the descriptors"
 		[ "$(cat $S/wrong)" -ne 0 ] ||

@@ -166,7 +166,7 @@ echo "hung, no terminate: deselected with $n orphans, channels held: $held"
 wait $mb || { cat /tmp/mb.log; fail "hung, no terminate: data not exact after migration"; }
 swdma_fail desc 0
 orphans_gone "hung, no terminate" 60
-[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels still held: $(cat $TUN/dcbm/channels)"
+[ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels still held" "$(cat $TUN/dcbm/channels)"
 kasan_clean "hung, no terminate"
 rmmod swdma || fail "cannot unload swdma"
 

@@ -40,7 +40,7 @@ unbind() {	# LABEL [-K]: unbind swdma's device under running migrations
 	echo "$1: after the unbind: migrator $(active), channels '$(cat $TUN/dcbm/channels)'," \
 	     "orphans $(cat $TUN/dcbm/orphans)"
 	[ "$(active)" = none ] || fail "$1: dcbm still active without its provider"
-	[ -z "$(cat $TUN/dcbm/channels)" ] || fail "$1: channels still held: $(cat $TUN/dcbm/channels)"
+	[ -z "$(cat $TUN/dcbm/channels)" ] || fail "$1: no channel held" "$(cat $TUN/dcbm/channels)"
 	[ "$(cat $TUN/dcbm/orphans)" -eq 0 ] || fail "$1: orphans left"
 	select_migrator dcbm 2>/dev/null && fail "$1: dcbm selected without a provider"
 	sleep 2
@@ -100,7 +100,7 @@ migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "one channel: data not exact on the channels left"; }
 [ "$(delta folios)" -gt 0 ] &&
 	pass "one channel: dcbm copies on the 3 channels left" ||
-	fail "one channel: dcbm copied nothing on the channels left"
+	fail "one channel: dcbm copies on the 3 channels left" "one channel: dcbm copied nothing on the channels left"
 
 select_migrator none
 rmmod dcbm swdma || fail "cannot unload dcbm and swdma"

@@ -51,7 +51,7 @@ echo 0 > $P/out_of_order
 echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 echo 512 > $TUN/max_batch_pages
 select_migrator none || fail "cannot deselect dcbm"
-dmesg | grep -q "BUG: KASAN" && fail "KASAN: $(dmesg | grep -m1 'BUG: KASAN')"
+dmesg | grep -q "BUG: KASAN" && fail "no KASAN report" "$(dmesg | grep -m1 'BUG: KASAN')"
 rmmod dcbm || fail "cannot unload dcbm"
 rmmod swdma || fail "cannot unload swdma"
 finish

@@ -43,7 +43,7 @@ unbind_bounded() {
 	echo "$1: unbind took $t s; orphans $(cat $TUN/dcbm/orphans)"
 	# 2 channels x 200 ms, and time for TCG
 	[ "$t" -le 5 ] && pass "$1: the unbind did not wait for the orphans" ||
-		fail "$1: the unbind waited $t s for copies that never end"
+		fail "$1: the unbind did not wait for the orphans" "$1: the unbind waited $t s for copies that never end"
 	dmesg | grep -q "a copy that did not end holds .*: abandoning it" ||
 		fail "$1: no warning that a copy holds the channels"
 	[ "$(active)" = none ] || fail "$1: dcbm still active without its provider"
@@ -68,7 +68,7 @@ reselect() {
 		     "kept +$(delta kept)"
 		[ "$(delta folios)" -gt 0 ] &&
 			pass "$1: selected again on the new channels, copies" ||
-			fail "$1: dcbm copied nothing on the new channels"
+			fail "$1: selected again on the new channels, copies" "$1: dcbm copied nothing on the new channels"
 	else
 		fail "$1: dcbm cannot be selected again after the rebind"
 	fi
@@ -113,7 +113,7 @@ echo 0 > $P/remove_drops; echo 0 > $P/latency_us
 reselect "removal drops"
 
 if dmesg | grep -q "BUG: KASAN"; then
-	fail "KASAN: $(dmesg | grep -m1 'BUG: KASAN')"
+	fail "no KASAN report" "$(dmesg | grep -m1 'BUG: KASAN')"
 else
 	pass "channels of an unbound provider left alone: no KASAN report"
 fi

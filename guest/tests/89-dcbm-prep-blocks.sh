@@ -46,7 +46,7 @@ migrate() {
 			[ "$(cat $p/comm 2>/dev/null)" = migbench ] &&
 				[ "$(awk '{ print $4 }' $p/stat)" = $sub ] && echo ${p#/proc/}
 		done)
-		fail "$1: migration still running after $t s (timeout_ms $(cat $D/timeout_ms)): in $(cat /proc/$pid/wchan 2>/dev/null)"
+		fail "$1: the migration ends in time" "still running after $t s (timeout_ms $(cat $D/timeout_ms)): in $(cat /proc/$pid/wchan 2>/dev/null)"
 		sed 's/^/    /' /proc/$pid/stack 2>/dev/null
 		kill -KILL $pid
 	else
@@ -85,7 +85,7 @@ echo "engine hung: batches +$(delta batches) kept +$(delta kept)" \
      "timeout +$(delta fallback_timeout) busy +$(delta fallback_busy)," \
      "orphans $(cat $TUN/dcbm/orphans)"
 [ "$(delta kept)" -gt 0 ] && pass "engine hung: destinations kept" ||
-	fail "engine hung: no destination kept"
+	fail "engine hung: destinations kept" "engine hung: no destination kept"
 
 # the engine completes again; its orphans end when swdma resets their
 # channel and aborts what it holds

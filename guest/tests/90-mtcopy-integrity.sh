@@ -11,7 +11,7 @@ M=$MTCOPY
 # From the second hop migbench passes every page, and each large folio is a
 # batch of its own (split mTHPs: 16 or 4 pages): mtcopy takes batches of
 # any size here, so that it copies every byte.
-[ "$(cat $TUN/mtcopy/min_batch_pages)" = 64 ] || fail "min_batch_pages default: $(cat $TUN/mtcopy/min_batch_pages)"
+[ "$(cat $TUN/mtcopy/min_batch_pages)" = 64 ] || fail "min_batch_pages default" "$(cat $TUN/mtcopy/min_batch_pages)"
 echo 1 > $TUN/mtcopy/min_batch_pages
 echo "$(nproc --all)" > $M/max_workers	# no cap below the threads
 nsizes=$(echo "$SIZES_ALL" | tr , ' ' | wc -w)
@@ -27,7 +27,7 @@ for t in 1 4; do
 	# a kept destination (a copy past mtcopy's deadline: a vCPU that lost
 	# its host core) is safe and moved by the CPU: then fewer bytes
 	[ "$(delta bytes)" -eq $((nsizes * 3 * 4 << 20)) ] || [ "$(delta kept)" -gt 0 ] ||
-		fail "threads=$t: mtcopy copied $(delta bytes) bytes, not the $((nsizes * 12)) MiB migrated"
+		fail "threads=$t: mtcopy copied every byte migrated" "$(delta bytes) bytes, not the $((nsizes * 12)) MiB migrated"
 	echo all > $MIG/reasons
 	[ "$(delta fallback_error)" -eq 0 ] || fail "threads=$t: copies failed"
 	# every folio size x mapping kind of the core tests
@@ -55,7 +55,7 @@ snap
 migbench -s 1 -k $BASE_KB -b 16 -r 1 -f 0 -t 1 > /tmp/mb.log 2>&1 ||
 	{ cat /tmp/mb.log; fail "small batches: data not exact"; }
 [ "$(delta fallback_below_min)" -gt 0 ] && [ "$(delta folios)" -eq 0 ] ||
-	fail "16-page batches: below_min +$(delta fallback_below_min), copied +$(delta folios)"
+	fail "16-page batches: below the minimum, none copied by mtcopy" "below_min +$(delta fallback_below_min), copied +$(delta folios)"
 echo all > $MIG/reasons
 
 for v in 0 65 -1 abc ""; do write_fails $M/threads "$v"; done

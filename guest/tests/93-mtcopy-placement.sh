@@ -82,7 +82,7 @@ rmdir "$cs"
 # Confined to one CPU: the task copies alone, no work at all.
 works_on 0
 echo "task on CPU 0: works on CPUs: $(sort -u /tmp/works | tr '\n' ' ')"
-[ ! -s /tmp/works ] && pass "task on CPU 0 alone: no work" || fail "task on CPU 0 alone: works ran"
+[ ! -s /tmp/works ] && pass "task on CPU 0 alone: no work" || fail "task on CPU 0 alone: no work" "task on CPU 0 alone: works ran"
 
 select_migrator none
 echo all > $MIG/reasons

@@ -77,7 +77,7 @@ rmdir $TRIGGER
 
 [ ! -e /tmp/hog.failed ] || fail "rthog failed on CPUs $(sort -u /tmp/hog.failed | tr '\n' ' ')"
 [ ! -e /tmp/moves.failed ] && pass "every migration's data exact" ||
-	fail "data check failed in migrations $(tr '\n' ' ' < /tmp/moves.failed)"
+	fail "every migration's data exact" "data check failed in migrations $(tr '\n' ' ' < /tmp/moves.failed)"
 # the batch copies, longest first: duration and start (s)
 awk '/mm_migrate_batch_copy_begin:/ { sub(":", "", $4); t = $4 }
 	/mm_migrate_batch_copy_end:/ { sub(":", "", $4); printf "%.3f %.3f\n", $4 - t, t }' \
@@ -87,10 +87,10 @@ echo "hogs started at (s): $(tr '\n' ' ' < /tmp/hog.starts)"
 echo "batches $(delta batches), longest copies (s, at): $(head -3 /tmp/copies | tr '\n' ' ')"
 echo "folios kept $(delta kept)"
 [ "$(delta kept)" -gt 0 ] && pass "folios kept: the task gave up on its preempted worker" ||
-	fail "no folio kept: the task waited for its preempted worker"
+	fail "folios kept: the task gave up on its preempted worker" "no folio kept: the task waited for its preempted worker"
 awk -v l="${longest:-0}" -v h=$HOG_S 'BEGIN { exit !(l < h) }' &&
 	pass "no batch copy lasted as long as a hog" ||
-	fail "a batch copy took $longest s, as long as a hog"
+	fail "no batch copy lasted as long as a hog" "a batch copy took $longest s, as long as a hog"
 [ "$(delta batches)" -gt 0 ] || fail "no batch"
 
 echo "$batch" > $TUN/max_batch_pages

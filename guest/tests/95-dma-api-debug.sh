@@ -13,7 +13,7 @@ echo "DMA-API debugging: $(cat $A/error_count) errors, $used entries in use," \
      "at most $(($(cat $A/nr_total_entries) - $(cat $A/min_free_entries))) at once"
 [ "$(cat $A/disabled)" = N ] || fail "DMA-API debugging turned itself off"
 [ "$(cat $A/error_count)" -eq 0 ] && pass "no DMA-API error" ||
-	fail "DMA-API errors: $(cat $A/error_count)"
+	fail "no DMA-API error" "DMA-API errors: $(cat $A/error_count)"
 left=$(grep -c swdma $A/dump)
 if [ "$left" -eq 0 ]; then
 	pass "no mapping of swdma's device left"

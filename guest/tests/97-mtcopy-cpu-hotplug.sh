@@ -35,7 +35,7 @@ done
 touch /tmp/stop
 wait $bg
 [ ! -e /tmp/bg.failed ] && pass "every migration under CPU hotplug exact" ||
-	fail "a migration under CPU hotplug was not exact"
+	fail "every migration under CPU hotplug exact" "a migration under CPU hotplug was not exact"
 echo "$cycles offline/online cycles, $(delta batches) mtcopy batches," \
      "$(delta folios) folios copied, $(delta kept) kept, $(delta fallback_error) fell back"
 [ "$(delta batches)" -gt 0 ] || fail "mtcopy copied no batch"

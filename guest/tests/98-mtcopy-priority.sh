@@ -58,7 +58,7 @@ snap
 set -- $(works $MOVE)
 echo "nice 0: $1 works queued; folios +$(delta folios)"
 [ "$1" -gt 0 ] && pass "nice 0: works queued (the control)" ||
-	fail "nice 0: no work queued (the control)"
+	fail "nice 0: works queued (the control)" "nice 0: no work queued (the control)"
 [ -s /tmp/workers ] || fail "nice 0: no work ran"
 while read -r pid; do
 	# field 19 of /proc/PID/stat: nice (kworkers live on for minutes)
@@ -84,13 +84,13 @@ kill $hogs; wait $hogs 2>/dev/null
 echo "every CPU busy: $1 works queued; folios +$(delta folios)"
 [ "$(delta folios)" -gt 0 ] || fail "every CPU busy: mtcopy copied nothing"
 [ "$1" -eq 0 ] && pass "every CPU busy: no work queued, the task copies alone" ||
-	fail "every CPU busy: $1 works queued on CPUs that were busy"
+	fail "every CPU busy: no work queued, the task copies alone" "every CPU busy: $1 works queued on CPUs that were busy"
 snap
 # shellcheck disable=SC2046,SC2086  # words
 set -- $(works $MOVE)
 echo "hogs gone: $1 works queued"
 [ "$1" -gt 0 ] && pass "hogs gone: works queued again on idle CPUs" ||
-	fail "hogs gone: no work queued on idle CPUs"
+	fail "hogs gone: works queued again on idle CPUs" "hogs gone: no work queued on idle CPUs"
 
 for wrap in nice19 "rthog -i" "rthog -r 10"; do
 	snap
@@ -99,7 +99,7 @@ for wrap in nice19 "rthog -i" "rthog -r 10"; do
 	echo "$wrap: $1 works queued; folios +$(delta folios)"
 	[ "$(delta folios)" -gt 0 ] || fail "$wrap: mtcopy copied nothing"
 	[ "$1" -eq 0 ] && pass "$wrap: no work queued, the task copies alone" ||
-		fail "$wrap: $1 works queued for a task that must copy alone"
+		fail "$wrap: no work queued, the task copies alone" "$wrap: $1 works queued for a task that must copy alone"
 done
 
 # A worker's place is given back just before its function returns: the
@@ -112,13 +112,13 @@ set -- $(works three)
 echo "3 tasks, max_workers 1: $1 works queued, at most $2 ran at once; folios +$(delta folios)"
 [ "$1" -gt 0 ] || fail "max_workers 1: no work queued"
 [ "$2" -le 2 ] && pass "max_workers 1: no more works at once than the cap lets show" ||
-	fail "max_workers 1: $2 works ran at once"
+	fail "max_workers 1: no more works at once than the cap lets show" "max_workers 1: $2 works ran at once"
 echo 0 > $M/max_workers
 snap
 # shellcheck disable=SC2046,SC2086  # words
 set -- $(works $MOVE)
 echo "max_workers 0: $1 works queued; folios +$(delta folios)"
-[ "$1" -eq 0 ] && pass "max_workers 0: no work queued" || fail "max_workers 0: $1 works queued"
+[ "$1" -eq 0 ] && pass "max_workers 0: no work queued" || fail "max_workers 0: no work queued" "max_workers 0: $1 works queued"
 # above nr_cpu_ids ("0-3": 4)
 for bad in -1 $(( $(sed 's/.*-//' /sys/devices/system/cpu/possible) + 2 )) x; do
 	! echo "$bad" > $M/max_workers 2>/dev/null || fail "max_workers took '$bad'"

@@ -26,9 +26,19 @@ tap_results() {
 			print (ok || skip ? "ok " : "not ok ") p ": " $0 (skip ? " # SKIP" : "") }' \
 		>> "${SUBRESULTS:-/dev/null}"
 }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); result "not ok" "$*"; }
-pass() { echo "ok: $*"; result ok "$*"; }
-skip() { echo "skip: $*"; result skip "$*"; }
+# fail|pass|skip NAME [DETAIL]: NAME is the sub-check's name, the same in
+# every run (a dashboard follows it from run to run); DETAIL, what was
+# measured, goes to the output only.
+fail() { echo "FAIL: $1${2:+ ($2)}"; fails=$((fails + 1)); result "not ok" "$1"; }
+pass() { echo "ok: $1${2:+ ($2)}"; result ok "$1"; }
+skip() { echo "skip: $1${2:+ ($2)}"; result skip "$1"; }
+# verdict NAME DETAIL CMD...: the sub-check NAME passes if CMD succeeds and
+# fails if not, so that it is there in every run, under one name
+verdict() {
+	_name=$1 _detail=$2
+	shift 2
+	if "$@"; then pass "$_name" "$_detail"; else fail "$_name" "$_detail"; fi
+}
 # Exit with the verdict of the checks made so far (in any subshell too).
 # A test that passed no check fails all the same (run.sh): one that only
 # looks for failures must pass what it checked when it finds none.
@@ -91,9 +101,9 @@ select_migrator() { echo "$1" > "$MIG/migrator"; }
 write_fails() {
 	before=$(cat "$1")
 	if echo "$2" > "$1" 2>/dev/null; then
-		fail "writing '$2' to $1 succeeded"
+		fail "'$2' rejected by $(basename "$1")" "the write succeeded"
 	elif [ "$(cat "$1")" != "$before" ]; then
-		fail "failed write of '$2' changed $1 from '$before' to '$(cat "$1")'"
+		fail "'$2' rejected by $(basename "$1")" "the failed write changed it from '$before' to '$(cat "$1")'"
 	else
 		pass "'$2' rejected by $(basename "$1")"
 	fi
@@ -178,14 +188,14 @@ drained() {
 # its counters are final; fail if some are left.
 test_migrator_idle() {
 	drained $TUN/test/pending 60 ||
-		fail "$1: $(cat $TUN/test/pending) work items of the test migrator left after 60 s"
+		fail "$1: the test migrator's work items end" "$(cat $TUN/test/pending) left after 60 s"
 }
 
 # dcbm: wait up to SECS for every orphan (a batch whose descriptors were
 # not all called back in time) to end; fail if one is left.
 orphans_gone() {	# LABEL SECS
 	drained $TUN/dcbm/orphans "$2" ||
-		fail "$1: $(cat $TUN/dcbm/orphans) orphans left after $2 s"
+		fail "$1: every orphan ends" "$(cat $TUN/dcbm/orphans) left after $2 s"
 	echo "$1: orphans ended after ${t} s"
 }
 # dcbm's default timeout_ms (100) is sized for hardware engines; swdma under
@@ -228,16 +238,16 @@ swdma_fail() {
 dcbm_refuses_held() {
 	was=$(active)
 	if select_migrator dcbm 2> /tmp/select.err; then
-		fail "dcbm selected on channels async_tx holds: $(cat $TUN/dcbm/channels), $(dmesg | grep dcbm)"
+		fail "dcbm refuses public channels async_tx holds" "selected on $(cat $TUN/dcbm/channels), $(dmesg | grep dcbm)"
 		select_migrator "$was"
 	elif grep -q "No such device" /tmp/select.err; then
-		pass "dcbm refuses public channels async_tx holds: $(cat /tmp/select.err)"
+		pass "dcbm refuses public channels async_tx holds" "$(cat /tmp/select.err)"
 	else
-		fail "selecting dcbm on held public channels: $(cat /tmp/select.err), not ENODEV"
+		fail "dcbm refuses public channels async_tx holds" "$(cat /tmp/select.err), not ENODEV"
 	fi
-	[ "$(active)" = "$was" ] || fail "active after the refused selection: $(active), not $was"
+	[ "$(active)" = "$was" ] || fail "active migrator unchanged by the refused selection" "$(active), not $was"
 	[ -z "$(cat $TUN/dcbm/channels)" ] ||
-		fail "channels held after the refused selection: $(cat $TUN/dcbm/channels)"
+		fail "no channel held after the refused selection" "$(cat $TUN/dcbm/channels)"
 }
 
 # ---- the kernel's own migration paths (tests 20-29, 71) -------------------
@@ -283,7 +293,7 @@ path_end() {
 	echo "path: | $1 | $3 | $(delta batches) batches (trace: $starts reason=$2), largest $largest folios | $(delta folios) by $3, $cpu by CPU$why | $bytes |"
 	[ "$starts" -gt 0 ] && [ "$(delta batches)" -gt 0 ] ||
 		fail "$1, $3: no batch for reason $2"
-	[ "$(delta folios)" -gt 0 ] || fail "$1, $3: $3 copied nothing"
+	[ "$(delta folios)" -gt 0 ] || fail "$1, $3: $3 copied" "folios +0"
 	[ "${5:-}" != multi ] || [ "$largest" -gt 1 ] ||
 		fail "$1, $3: no batch of more than one folio"
 	[ "$fails" -gt "$fails0" ] || pass "$1, $3: data exact, batched for reason $2"
@@ -302,6 +312,40 @@ path_cleanup() {
 	for m in dcbm swdma migrate_mtcopy; do
 		! grep -q "^$m " /proc/modules || rmmod $m || fail "cannot unload $m"
 	done
+}
+# The testbed's hotpluggable DIMM on node 2 (GUEST_HOTPLUG_MB: offline
+# after boot; left offline by who onlines it). dimm_blocks: its memory
+# blocks in $dimm_blocks, their PFNs [$dimm_lo, $dimm_hi); fails if there
+# is none. dimm_set online_movable|offline: every block, retried while busy.
+MEMORY=${RUNNER_ROOT:-}/sys/devices/system/memory
+dimm_blocks() {
+	dimm_blocks=""
+	for b in $MEMORY/memory*; do
+		[ "$(cat $b/state)" = offline ] && [ -e $b/node2 ] && dimm_blocks="$dimm_blocks $b"
+	done
+	[ -n "$dimm_blocks" ] || { fail "no offline memory block on node 2 (GUEST_HOTPLUG_MB)"; return 1; }
+	_bs=$(printf '%d' 0x$(cat $MEMORY/block_size_bytes))
+	dimm_lo=$(for b in $dimm_blocks; do printf '%d\n' 0x$(cat $b/phys_index); done | sort -n | head -1)
+	dimm_hi=$(for b in $dimm_blocks; do printf '%d\n' 0x$(cat $b/phys_index); done | sort -n | tail -1)
+	dimm_lo=$((dimm_lo * _bs / 4096)) dimm_hi=$(((dimm_hi + 1) * _bs / 4096))
+	echo "DIMM: $(echo $dimm_blocks | wc -w) blocks of $((_bs >> 20)) MiB, PFNs $dimm_lo-$dimm_hi"
+}
+dimm_set() {
+	for b in $dimm_blocks; do
+		i=0
+		until echo $1 > $b/state 2>/dev/null || [ "$(cat $b/state)" = "${1%_movable}" ]; do
+			i=$((i + 1)); [ $i -lt 5 ] || { fail "DIMM: $1 failed"; return 1; }
+			sleep 1
+		done
+	done
+}
+# The CMA area of node 2 (numa_cma=2:SIZE): its debugfs directory $CMA,
+# its PFNs [$cma_lo, $cma_hi); fails if there is none.
+CMA=${RUNNER_ROOT:-}/sys/kernel/debug/cma/numa2
+cma_area() {
+	[ -d $CMA ] || { fail "no CMA area on node 2 (numa_cma=2:SIZE)"; return 1; }
+	cma_lo=$(cat $CMA/base_pfn) cma_hi=$(( $(cat $CMA/base_pfn) + $(cat $CMA/count) ))
+	echo "CMA area numa2: PFNs $cma_lo-$cma_hi ($(( $(cat $CMA/count) >> 8 )) MiB)"
 }
 # node_meminfo NODE FIELD: a value (kB) of /sys/devices/system/node/nodeN/meminfo
 node_meminfo() {
@@ -326,15 +370,16 @@ isolated_back() {	# BEFORE LABEL: no folio left isolated (10 s for others' to en
 	i=0
 	while [ "$(isolated_pages)" -gt "$1" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 	[ "$(isolated_pages)" -le "$1" ] &&
-		pass "$2: no folio left isolated (nr_isolated_* $1 -> $(isolated_pages))" ||
-		fail "$2: $(( $(isolated_pages) - $1 )) pages left isolated (nr_isolated_anon/file)"
+		pass "$2: no folio left isolated" "nr_isolated_* $1 -> $(isolated_pages)" ||
+		fail "$2: no folio left isolated" "nr_isolated_* $1 -> $(isolated_pages)"
 }
 # held_start ARGS: pathcheck -w ARGS in the background; returns once it holds
 # its data (or died). held_finish lets it go on, shows its report and
 # returns its exit status.
+# HELD_IN="in_cgroups DIR --" runs it in those cgroups.
 held_start() {
 	rm -f /tmp/ctl /tmp/pc.out; mkfifo /tmp/ctl
-	pathcheck -w "$@" < /tmp/ctl > /tmp/pc.out &
+	${HELD_IN:-} pathcheck -w "$@" < /tmp/ctl > /tmp/pc.out &
 	pc=$!
 	exec 3> /tmp/ctl
 	until grep -q '^ready$' /tmp/pc.out || ! kill -0 $pc 2>/dev/null; do sleep 1; done
@@ -384,7 +429,7 @@ leak_check() {
 		fail "$1: kmemleak cannot scan"
 	elif grep -q unreferenced $KMEMLEAK; then
 		head -40 $KMEMLEAK
-		fail "$1: kmemleak found $(grep -c unreferenced $KMEMLEAK) unreferenced objects"
+		fail "$1: kmemleak found no leak" "$(grep -c unreferenced $KMEMLEAK) unreferenced objects"
 		echo clear > $KMEMLEAK
 	else
 		pass "$1: kmemleak found no leak"

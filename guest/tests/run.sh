@@ -12,6 +12,7 @@
 # sub-check "kernel not tainted (new: W)" that fails). Each test's start
 # and end are marked in the kernel log ("mig-test: start NN-name", "...
 # end ..."): the host's kernel-log judge names the test in its reports.
+# Before each test's result: "# start=" (UTC) and "# time=Ns".
 # RUNNER_ROOT: a directory standing for / (the runner's self-test on the
 # host, scripts/test-harness.sh: its tests, files, kernel log and taint).
 root=${RUNNER_ROOT:-}
@@ -125,7 +126,11 @@ for t in $tests; do
 	case $res in "not ok"*) reset_migration ;; esac
 	# (what reset_migration makes the kernel say is the failed test's)
 	echo "mig-test: end $name" >> $kmsg
-	{ nested "$name"; echo "$res"; } >&3
+	# when it started (the guest's clock, UTC) and how long it took, as
+	# diagnostics right before its result (scripts/test-report.py puts
+	# them in test.json)
+	{ nested "$name"; echo "# start=$(date -u -d "@$start" +%Y-%m-%dT%H:%M:%SZ)"
+	  echo "# time=${secs}s"; echo "$res"; } >&3
 done
 if [ -e $KMEMLEAK ]; then
 	kmemleak_scan || echo "kmemleak cannot scan"
