@@ -109,20 +109,19 @@ measure() {
 		"in a batch, $once at once; their kworkers' CPU $kw s; move_pages() $wall s; kept $kept;" \
 		"bound $claim per batch, $claim x wall"
 	[ "$works" -gt 0 ] || { fail "$name: no mtcopy work ran (the control)"; return 0; }
-	[ "$most" -le "$claim" ] && pass "$name: at most $most works queued per batch, bound $claim" ||
-		fail "$name: $most works queued in one batch, more than $claim"
-	[ "$once" -le $(($2 + 1)) ] && pass "$name: at most $once works at once, max_workers $2" ||
-		fail "$name: $once works ran at once, more than max_workers $2 (+1)"
+	verdict "$name: works queued per batch within the bound" "at most $most, bound $claim" \
+		test "$most" -le "$claim"
+	verdict "$name: works at once within max_workers" "$once at once, max_workers $2 (+1)" \
+		test "$once" -le $(($2 + 1))
 	# A worker whose run the task gave up on (kept, after 100 ms) finishes
 	# after its batch: then only max_workers bounds its time.
 	[ "$kept" -eq 0 ] || { claim=$2; echo "$name: kept pairs: the time bound is max_workers, $claim"; }
-	awk -v w="$work_s" -v t="$wall" -v c="$claim" 'BEGIN { exit !(w <= c * t) }' &&
-		pass "$name: workers ran $(awk -v w="$work_s" -v t="$wall" 'BEGIN { printf "%.2f", w / t }') x the wall time, at most $claim" ||
-		fail "$name: workers ran $work_s s, more than $claim x $wall s"
-	awk -v o="$kw" -v t="$wall" -v c="$claim" -v n="$online" \
-		'BEGIN { exit !(o <= c * t + 3 * n * 0.01) }' &&
-		pass "$name: kworkers' CPU time $kw s, within $claim x the wall time" ||
-		fail "$name: kworkers' CPU time $kw s, more than $claim x $wall s"
+	verdict "$name: workers' time within the bound" \
+		"$work_s s, $(awk -v w="$work_s" -v t="$wall" 'BEGIN { printf "%.2f", w / t }') x the wall time $wall s, bound $claim x" \
+		awk -v w="$work_s" -v t="$wall" -v c="$claim" 'BEGIN { exit !(w <= c * t) }'
+	verdict "$name: kworkers' CPU time within the bound" "$kw s, bound $claim x $wall s" \
+		awk -v o="$kw" -v t="$wall" -v c="$claim" -v n="$online" \
+		'BEGIN { exit !(o <= c * t + 3 * n * 0.01) }'
 	return 0
 }
 
