@@ -1,8 +1,8 @@
 #!/bin/sh
 # swdma fails descriptors on request, with an error result or by hanging
-# them (a hung descriptor stalls its channel until swdma resets it after
-# hang_ms, aborting what the channel holds, as ioat's driver recovers a
-# channel); dcbm must then mark only the folios all of whose bytes were
+# them (a hung descriptor stalls its channel until swdma resets it,
+# aborting what the channel holds, as ioat's driver recovers a channel);
+# dcbm must then mark only the folios all of whose bytes were
 # copied, give up waiting after timeout_ms and keep the pairs of the
 # descriptors that did not complete, holding their sources and
 # destinations, release them once every descriptor is back (called back,
@@ -122,19 +122,23 @@ positive fallback_error "error 100%"
 zero folios "error 100%"
 
 # hung descriptors: each batch waits timeout_ms, then dcbm keeps what the
-# hung descriptors cover; swdma resets a stalled channel after hang_ms,
-# later than dcbm's timeout, as a real engine's driver would, and the
-# aborted descriptors are called back. An orphaned channel is busy until
-# then (its batches fall back to the CPU):
+# hung descriptors cover. The stalled channels recover only when the test
+# resets them (swdma's reset; hang_ms 0), after each case's moves, so that
+# the reset comes after dcbm's timeout whatever the host's speed (a reset
+# after hang_ms raced the timeout, whose wait starts when the core waits
+# for the copy), and the aborted descriptors are called back then. An
+# orphaned channel is busy until then (its batches fall back to the CPU):
 # each case starts once the last one's orphans have ended, with every
 # channel free.
-# settle LABEL: no faults until the orphans have ended
-settle() { faults error 0 1 0; orphans_gone "$1" 60; }
+# settle LABEL: no faults, the stalled channels reset, the orphans ended
+# (twice: a stall that began as the first write came is reset by the second)
+settle() {
+	faults error 0 1 0
+	echo 1 > $P/reset; sleep 1; echo 1 > $P/reset
+	orphans_gone "$1" 60
+}
 echo 300 > $D/timeout_ms
-# the stall starts when the copy does, dcbm's timeout when the core waits
-# for it: a pipelined chunk's wait may come up to 250 ms later, and the
-# reset still comes after dcbm's timeout
-echo 550 > $P/hang_ms || fail "cannot set hang_ms"
+echo 0 > $P/hang_ms || fail "cannot set hang_ms"
 faults hang 1 1 0
 run "hang 1%" -K
 positive folios "hang 1%"
@@ -160,8 +164,8 @@ faults hang 100 1 0
 run "hang 100%" -K
 positive kept "hang 100%"
 zero folios "hang 100%"
-# Each orphan of this case lives until swdma's reset,
-# after the move of its folios: dcbm holds the sources of the pairs it
+# Each orphan of this case lives until swdma's reset, after the move of its
+# folios: dcbm holds the sources of the pairs it
 # kept, whose moves must fail and leave their folios where they were. A
 # dcbm that holds only the destinations lets the core move them (and free
 # a source that the engine may still read): then nothing stays behind.
