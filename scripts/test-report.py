@@ -345,7 +345,7 @@ def main():
                    'tests': records.tests,
                    'tree': tree_json(tree) if tree else None}, f, indent=1)
 
-    print(f'results: {ktap} (KTAP), test.json')
+    print(f'results: {os.path.relpath(ktap)} (KTAP), test.json')
     for s in skips:
         print(f'skipped: {s}')
     for s in failures:

@@ -95,9 +95,12 @@ boot() {
 	# vde, vdf raw zeros, the members of 84's RAID5 array (its copies are
 	# DMA traffic on channels dcbm shares).
 	rm -f "${disks[@]}"
-	mkfs.ext4 -q -F "${disks[0]}" 512M
+	# created first: mke2fs -q still prints "Creating regular file"
+	truncate -s 512M "${disks[0]}"
 	truncate -s 64M "${disks[1]}"
-	mkfs.ext4 -q -F -b 1024 "${disks[2]}" 128M
+	truncate -s 128M "${disks[2]}"
+	mkfs.ext4 -q -F "${disks[0]}"
+	mkfs.ext4 -q -F -b 1024 "${disks[2]}"
 	for t in "${disks[@]:3}"; do truncate -s 16M "$t"; done
 	# Node 0 also holds the kernel and, in the debug kernel, the KASAN
 	# shadow of all nodes: give it more, so that migrations to it do not
