@@ -1,5 +1,5 @@
 # Entry points of the testbed; the work is done by scripts/ (see README.md).
-.PHONY: test test-full test-arm64 mutate bench tree export check-series deps kernel clean help
+.PHONY: test test-full test-arm64 mutate bench tree export postings check-series deps clean help
 
 help:
 	@echo "make test       build the patched kernel (debug), boot it, run the quick tests; arm64 smoke"
@@ -9,8 +9,10 @@ help:
 	@echo "make bench      vanilla vs patched move_pages() benchmark -> results/"
 	@echo "make tree       create the kernel work tree build/linux from patches/"
 	@echo "make export     write build/linux's commits back into patches/"
+	@echo "make postings   one mbox per posting, signed off by your git identity -> build/postings/"
 	@echo "make check-series  checkpatch and build each patch alone; =n, i386, arm64"
 	@echo "make deps       install the Debian packages the testbed needs"
+	@echo "make clean      remove the kernels' builds, the guest programs and results/"
 
 test:
 	@scripts/test.sh quick
@@ -41,8 +43,12 @@ tree: deps
 export:
 	@scripts/export.sh
 
+postings:
+	@scripts/postings.sh
+
+# POSTING=NAME: the patches of patches/NAME only
 check-series: deps
-	@scripts/check-series.sh
+	@env -u MAKEFLAGS -u MFLAGS scripts/check-series.sh $(POSTING)
 
 deps:
 	@scripts/deps.sh

@@ -2,8 +2,11 @@
 # Check the series as its reviewers and the build bots will: every patch
 # alone, and the whole series in the configurations make test does not boot.
 #   scripts/check-series.sh [FIRST [LAST]]    (patch numbers; default all)
+#   scripts/check-series.sh POSTING          (the patches of patches/POSTING)
+# Patch numbers count from the first commit of the first posting.
 # 1. checkpatch --strict on each commit of build/linux (as
-#    git format-patch writes it). UNKNOWN_COMMIT_ID is
+#    git format-patch writes it), without the sign-off that make postings
+#    adds. UNKNOWN_COMMIT_ID is
 #    ignored (build/linux has no upstream history for a Fixes: tag to name),
 #    and so are commit-log style warnings in backports (another author's
 #    message, kept verbatim).
@@ -36,6 +39,11 @@ mapfile -t commits < <(git -C "$TREE" rev-list --reverse base..HEAD)
 nr=${#commits[@]}
 first=${1:-1}
 last=${2:-$nr}
+if [ -n "${1:-}" ] && [ -d "$TOP/patches/$1" ]; then
+	read -r from to < <(posting_range "$1")
+	first=$(($(git -C "$TREE" rev-list --count "base..$from") + 1))
+	last=$(git -C "$TREE" rev-list --count "base..$to")
+fi
 [ "$first" -ge 1 ] && [ "$last" -le "$nr" ] && [ "$first" -le "$last" ] ||
 	die "patches $first..$last: the series has 1..$nr"
 
@@ -107,7 +115,7 @@ for ((i = first; i <= last; i++)); do
 	p=$(ls "$CHECK"/patches/"$(printf %04d "$i")"-*.patch)
 	ignore=UNKNOWN_COMMIT_ID
 	grep -q "^From: .*<$ME>" "$p" || ignore+=,COMMIT_LOG_LONG_LINE
-	out=$(perl "$WT/scripts/checkpatch.pl" --strict --no-tree -q --ignore "$ignore" "$p" || true)
+	out=$(perl "$WT/scripts/checkpatch.pl" --strict --no-tree --no-signoff -q --ignore "$ignore" "$p" || true)
 	if echo "$out" | grep -qE '^(ERROR|WARNING):'; then
 		bad "checkpatch $(basename "$p")"
 		echo "$out" | grep -E -A3 '^(ERROR|WARNING):' | tee -a "$REPORT"

@@ -92,3 +92,51 @@ kernel_problems() {
 	/usr/bin/python3 "$TOP/scripts/kernel-log.py" "$@" >&2 || rc=$?
 	[ "$rc" -ne 0 ]
 }
+
+# The series: patches/NAME/, one directory per posting (each with its
+# cover letter, 0000-cover-letter.patch, if it is posted), applied in the
+# order of the names. In build/linux a branch posting/NAME marks the last
+# commit of each posting but the last, which ends at HEAD. The series' own
+# commits there are by SERIES_AUTHOR, a name for whoever exports them: the
+# stored patches have no From: for it and no Signed-off-by of ours
+# (scripts/export.sh), and make postings puts the exporter's identity in
+# both (scripts/postings.sh). Other authors' patches (backports) keep
+# their From: and sign-offs.
+SERIES_AUTHOR_NAME=testbed
+SERIES_AUTHOR_EMAIL=testbed@localhost
+postings() {
+	local d
+	for d in "$TOP"/patches/*/; do
+		[ -d "$d" ] && basename "$d"
+	done
+	return 0
+}
+posting_files() { ls "$TOP/patches/$1"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | grep -v '/0000-' || true; }
+# posting_range NAME: "FROM TO", its commits in build/linux (FROM..TO)
+posting_range() {
+	local from=base to name names
+	mapfile -t names < <(postings)
+	for name in "${names[@]}"; do
+		to=posting/$name
+		[ "$name" != "${names[-1]}" ] || to=HEAD
+		[ "$name" != "$1" ] || { echo "$from $to"; return 0; }
+		from=$to
+	done
+	die "no posting $1 in patches/"
+}
+# cover_text FILE: the date (first line), the subject (second) and the text
+# of a stored cover letter, without what format-patch appends (shortlog,
+# diffstat)
+cover_text() {
+	python3 - "$1" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+head, _, body = text.partition("\n\n")
+print(re.search(r"^Date: (.*)", head, re.M).group(1))
+subj = re.search(r"^Subject: (.*(?:\n .*)*)", head, re.M).group(1)
+print(re.sub(r"\n ", " ", subj))
+print(re.split(r"\n[^\n]+ \(\d+\):\n", body)[0].rstrip())
+PY
+}
+# subject_prefix SUBJECT: "PATCH 6.12.y" of "[PATCH 6.12.y 0/2] ..."
+subject_prefix() { sed -E 's/^\[([^]]*[^] ]) +[0-9]+\/[0-9]+\].*/\1/; t; s/.*/PATCH/' <<< "$1"; }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create the kernel work tree build/linux: the pristine source as one commit
-# (tag "base") plus each patch of patches/ as its own commit. Also creates
-# build/vanilla, a worktree of the same repository checked out at "base".
+# (tag "base") plus each patch of patches/ as its own commit, posting after
+# posting (see "The series" in scripts/lib.sh). Also creates build/vanilla,
+# a worktree of the same repository checked out at "base".
 #
 #   scripts/tree.sh          create if missing, else report whether it matches patches/
 #   FORCE=1 scripts/tree.sh  move an existing tree aside and recreate it
@@ -19,7 +20,7 @@
 fingerprint() {
 	grep -h -E '^[+-]' "$@" 2>/dev/null | grep -v -E '^(\+\+\+|---)( |$)' | md5sum | cut -d' ' -f1
 }
-series_files() { ls "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null | grep -v '/0000-' || true; }
+series_files() { local p; for p in $(postings); do posting_files "$p"; done; }
 
 tree_matches_patches() {
 	local tmp a b
@@ -66,44 +67,40 @@ create_tree() {
 		unhide_new_files
 	)
 
-	mapfile -t files < <(series_files)
-	if [ ${#files[@]} -gt 0 ]; then
-		log "applying ${#files[@]} patches"
-		if ! git -C "$tmp" am -q "${files[@]}"; then
+	# Commits made in the work tree are the series' own (SERIES_AUTHOR),
+	# whatever machine this runs on; a rebase moves the posting branches.
+	git -C "$tmp" config user.name "$SERIES_AUTHOR_NAME"
+	git -C "$tmp" config user.email "$SERIES_AUTHOR_EMAIL"
+	git -C "$tmp" config rebase.updateRefs true
+	local name names files
+	mapfile -t names < <(postings)
+	for name in "${names[@]}"; do
+		mapfile -t files < <(posting_files "$name")
+		log "applying $name: ${#files[@]} patches"
+		with_author "$BUILD/am" "${files[@]}"
+		if ! git -C "$tmp" am -q "$BUILD"/am/*.patch; then
 			git -C "$tmp" am --abort || true
 			rm -rf "$tmp"
-			die "patches/ does not apply on $found (series made for $KERNEL_VERSION)"
+			die "patches/$name does not apply on $found (series made for $KERNEL_VERSION)"
 		fi
-	fi
-	set_cover_description "$tmp"
-	# Commits made in the work tree are the series' author's (the cover
-	# letter's From:), whose Signed-off-by checkpatch looks for; not the
-	# identity of whatever machine runs this.
-	local from
-	from=$(sed -n 's/^From: \(.*\) <\(.*\)>$/\1\t\2/p' "$TOP/patches/0000-cover-letter.patch" 2>/dev/null | head -1)
-	if [ -n "$from" ]; then
-		git -C "$tmp" config user.name "${from%%$'\t'*}"
-		git -C "$tmp" config user.email "${from#*$'\t'}"
-	fi
+		[ "$name" = "${names[-1]}" ] || git -C "$tmp" branch "posting/$name"
+	done
+	rm -rf "$BUILD/am"
 	mv "$tmp" "$TREE"
 }
 
-# Keep the cover letter's subject and text as the branch description, from
-# which scripts/export.sh regenerates patches/0000-cover-letter.patch.
-set_cover_description() {
-	local cover=$TOP/patches/0000-cover-letter.patch
-	[ -f "$cover" ] || return 0
-	python3 - "$cover" > "$BUILD/cover.txt" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-head, _, body = text.partition("\n\n")
-subj = re.search(r"^Subject: (?:\[[^]]*\] )?(.*(?:\n .*)*)", head, re.M).group(1)
-subj = re.sub(r"\n ", " ", subj)
-# Drop what format-patch appends: the shortlog, the diffstat and the signature.
-body = re.split(r"\n[^\n]+ \(\d+\):\n", body)[0].rstrip()
-print(subj + "\n\n" + body)
-PY
-	git -C "$1" config branch.main.description "$(cat "$BUILD/cover.txt")"
+# with_author DIR PATCH...: copies of the patches in DIR, the series' own
+# (no From:, see scripts/export.sh) made SERIES_AUTHOR's for git am
+with_author() {
+	local dir=$1 p
+	shift
+	rm -rf "$dir" && mkdir -p "$dir"
+	for p in "$@"; do
+		awk -v from="From: $SERIES_AUTHOR_NAME <$SERIES_AUTHOR_EMAIL>" '
+			!hdr && /^From: / { hdr = 1 }
+			!hdr && /^(Date|Subject): / { print from; hdr = 1 }
+			{ print }' "$p" > "$dir/$(basename "$p")"
+	done
 }
 
 # build/nometa: HEAD of the work tree without the metadata rule.
