@@ -22,7 +22,7 @@ for name in "${names[@]}"; do
 	git -C "$TREE" merge-base --is-ancestor "$from" "$to" ||
 		die "posting/$name is not an ancestor of the next posting: move the branch (git branch -f) after a rebase without updateRefs"
 	cover=$TOP/patches/$name/0000-cover-letter.patch
-	args=(--numbered --zero-commit --no-signature)
+	args=(--numbered --zero-commit --no-signature --abbrev=12)
 	if [ -f "$cover" ]; then
 		cover_text "$cover" > "$tmp/cover.txt"
 		args+=(--cover-letter --subject-prefix="$(subject_prefix "$(sed -n 2p "$tmp/cover.txt")")")
