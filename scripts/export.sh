@@ -5,7 +5,7 @@
 # the subject and text of the one stored there (edit that file to change
 # them) and the shortlog and diffstat of the commits. The series' own
 # commits are stored without From: (they are whoever exports them); a
-# posting without a stored cover letter is not posted (patches/0-carried).
+# posting without a stored cover letter is not posted (patches/0-testbed).
 . "$(dirname "$0")/lib.sh"
 
 [ -d "$TREE/.git" ] || die "no work tree: run 'make tree' first"

@@ -89,5 +89,12 @@ cp "$e2fsck" "$bin/"	# static: the guest has no shared libc
 install -m 644 "$TOP"/guest/tests/*.sh "$TOP"/guest/tests/settings "$stage/opt/mig/tests/"
 install -m 755 "$TOP/guest/bench.sh" "$stage/opt/mig/bench.sh"
 install -m 755 "$TOP/guest/bench-host-check.sh" "$stage/opt/mig/bench-host-check.sh"
-[ -d "$out/mods/lib/modules" ] && cp -a "$out"/mods/lib/modules/* "$stage/lib/modules/"
+if [ -d "$out/mods/lib/modules" ]; then
+	cp -a "$out"/mods/lib/modules/* "$stage/lib/modules/"
+	# the test modules for modprobe too (swdma: dcbm's tests load it so)
+	ver=$(ls "$out/mods/lib/modules")
+	mkdir -p "$stage/lib/modules/$ver/extra"
+	cp "$kmod"/*.ko "$stage/lib/modules/$ver/extra/"
+	depmod -b "$stage" "$ver"
+fi
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) > "$out/initramfs.cpio.gz"
