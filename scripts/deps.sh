@@ -30,6 +30,9 @@ if [ "$GUEST_ARCH" = arm64 ]; then
 	)
 fi
 
+# check-series: the sparc64 cross compiler
+[ -z "${DEPS_SPARC64:-}" ] || PACKAGES+=(gcc-sparc64-linux-gnu)
+
 as_root() { [ "$(id -u)" -eq 0 ] || die "$* (run as root, or install them)"; }
 
 missing=()
