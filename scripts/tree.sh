@@ -59,8 +59,6 @@ create_tree() {
 		export GIT_COMMITTER_NAME=testbed GIT_COMMITTER_EMAIL=testbed@localhost
 		export GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z"
 		git init -q -b main
-		git config user.name >/dev/null || git config user.name testbed
-		git config user.email >/dev/null || git config user.email testbed@localhost
 		git add -A -f .
 		git commit -q -m "Linux $found ($KERNEL_PACKAGE, pristine)"
 		git tag base
@@ -76,6 +74,7 @@ create_tree() {
 	mapfile -t names < <(postings)
 	for name in "${names[@]}"; do
 		mapfile -t files < <(posting_files "$name")
+		[ ${#files[@]} -gt 0 ] || die "patches/$name has no patch"
 		log "applying $name: ${#files[@]} patches"
 		with_author "$BUILD/am" "${files[@]}"
 		if ! git -C "$tmp" am -q "$BUILD"/am/*.patch; then
