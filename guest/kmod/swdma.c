@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A DMA engine whose "hardware" is the CPU, to test DMA clients on machines
- * without a memcpy engine (virtual machines in particular).
+ * without a memcpy engine (virtual machines in particular). A test module of
+ * the testbed, not part of the kernel series: built out of the tree against
+ * each patched kernel (guest/kmod/Kbuild), whose CONFIG_DMA_TEST_PROVIDERS
+ * builds virt-dma in.
  *
  * swdma registers one dma_device with DMA_MEMCPY and DMA_INTERRUPT on
  * nr_channels channels, built on virt-dma as most memcpy providers are
