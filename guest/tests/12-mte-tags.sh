@@ -67,5 +67,5 @@ echo "dcbm, untagged: folios +$(delta folios) swdma descriptors +$copies"
 select_migrator none
 echo all > $MIG/reasons
 echo 64 > $TUN/mtcopy/min_batch_pages
-for mod in dcbm swdma migrate_mtcopy; do rmmod $mod || fail "cannot unload $mod"; done
+for mod in dcbm swdma migrate_mtcopy; do unload $mod || fail "cannot unload $mod"; done
 finish

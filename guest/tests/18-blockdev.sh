@@ -157,5 +157,5 @@ echo 0 > $TUN/test/delay_ms
 echo "$saved_batch" > $TUN/max_batch_pages
 echo "$saved_reasons" > $MIG/reasons
 select_migrator "$saved_migrator"
-rmmod test_migrator || fail "cannot unload test_migrator"
+unload test_migrator || fail "cannot unload test_migrator"
 finish

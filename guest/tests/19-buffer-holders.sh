@@ -68,5 +68,5 @@ done
 
 echo "$saved_reasons" > $MIG/reasons
 select_migrator "$saved_migrator"
-rmmod test_migrator migrate_mtcopy || fail "cannot unload the migrators"
+unload test_migrator && unload migrate_mtcopy || fail "cannot unload the migrators"
 finish

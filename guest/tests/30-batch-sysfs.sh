@@ -96,5 +96,5 @@ select_migrator kernel
 min_batch_run "kernel after test" +
 select_migrator none
 echo 0 > $T/min_batch_pages
-rmmod test_migrator || fail "cannot unload test_migrator"
+unload test_migrator || fail "cannot unload test_migrator"
 finish

@@ -227,5 +227,5 @@ expect "copy after mark_only" batches=$B folios=$F bytes=$BYTES
 select_migrator none
 echo all > $MIG/reasons
 echo $CHUNK > $TUN/chunk_pages
-rmmod test_migrator || fail "cannot unload test_migrator"
+unload test_migrator || fail "cannot unload test_migrator"
 finish

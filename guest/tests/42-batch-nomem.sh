@@ -213,5 +213,5 @@ fi
 select_migrator none
 echo 512 > $TUN/max_batch_pages
 echo all > $MIG/reasons
-for mod in dcbm swdma migrate_mtcopy test_migrator; do rmmod $mod || fail "cannot unload $mod"; done
+for mod in dcbm swdma migrate_mtcopy test_migrator; do unload $mod || fail "cannot unload $mod"; done
 finish

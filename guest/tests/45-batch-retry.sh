@@ -86,5 +86,5 @@ echo "splice rounds $round: folios +$(delta folios) retries +$(delta fallback_re
 echo 0 > $TUN/test/delay_ms
 select_migrator none
 echo all > $MIG/reasons
-rmmod test_migrator || fail "cannot unload test_migrator"
+unload test_migrator || fail "cannot unload test_migrator"
 finish

@@ -219,5 +219,5 @@ select_migrator none
 echo "$chunk" > $TUN/chunk_pages
 echo "$depth" > $TUN/chunks_in_flight
 echo all > $MIG/reasons
-for mod in dcbm swdma migrate_mtcopy test_migrator; do rmmod $mod || fail "cannot unload $mod"; done
+for mod in dcbm swdma migrate_mtcopy test_migrator; do unload $mod || fail "cannot unload $mod"; done
 finish

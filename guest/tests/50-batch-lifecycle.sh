@@ -58,6 +58,6 @@ wait $stall_pid
 [ ! -e /tmp/stall.failed ] && pass "stall: data exact" || { cat /tmp/stall.log; fail "stall: data not exact"; }
 echo 0 > $TUN/test/delay_ms
 select_migrator test && select_migrator none || fail "stall: test cannot be selected again"
-rmmod test_migrator || fail "stall: cannot unload test_migrator"
+unload test_migrator || fail "stall: cannot unload test_migrator"
 leak_check "migrators loaded, selected and unloaded"
 finish

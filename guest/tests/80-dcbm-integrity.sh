@@ -181,7 +181,7 @@ echo > $D/device
 # dcbm must split folios to fit, and still copy it all;
 # it declares out-of-order completion, so every descriptor asks for an
 # interrupt
-rmmod swdma || fail "cannot unload swdma"
+unload swdma || fail "cannot unload swdma"
 modprobe swdma max_seg_size=5000 out_of_order=2 ||
 	fail "cannot load swdma max_seg_size=5000 out_of_order=2"
 select_migrator dcbm || fail "cannot select dcbm on 5000-byte segments"
@@ -193,6 +193,6 @@ echo "5000-byte segments, random: $d descriptors, $i of them asked for an interr
 	fail "out of order: $i of $d descriptors asked for an interrupt"
 select_migrator none
 
-rmmod dcbm || fail "cannot unload dcbm"
-rmmod swdma || fail "cannot unload swdma"
+unload dcbm || fail "cannot unload dcbm"
+unload swdma || fail "cannot unload swdma"
 finish

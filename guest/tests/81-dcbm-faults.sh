@@ -188,7 +188,7 @@ done
 # checked that no page was reported moved that had not)
 isolated_back "$iso0" "after the hangs"
 select_migrator none || fail "cannot deselect dcbm"
-rmmod swdma || fail "cannot unload swdma"
+unload swdma || fail "cannot unload swdma"
 
 # A reset that loses a callback (ioat's before the series' fix, swdma's
 # reset_lose_tail) leaves its orphan for ever: dcbm waits for every
@@ -196,5 +196,5 @@ rmmod swdma || fail "cannot unload swdma"
 # 6.12 has a terminate): the fix is the provider's.
 echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 
-rmmod dcbm || fail "cannot unload dcbm"
+unload dcbm || fail "cannot unload dcbm"
 finish

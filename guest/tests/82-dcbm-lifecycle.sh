@@ -32,8 +32,8 @@ fi
 grep -q '^swdma ' /proc/modules || fail "swdma gone"
 [ -n "$(cat $TUN/dcbm/channels)" ] || fail "no channels held"
 select_migrator none || fail "deselect"
-rmmod swdma || fail "swdma not unloadable after deselect"
-rmmod dcbm || fail "dcbm not unloadable after deselect"
+unload swdma || fail "swdma not unloadable after deselect"
+unload dcbm || fail "dcbm not unloadable after deselect"
 
 snap
 start_migrations 4,64,2048
@@ -74,7 +74,7 @@ dcbm_refuses_held
 rmmod swdma 2>/dev/null && fail "swdma unloaded while async_tx holds it"
 # once async_tx lets them go, dcbm takes them as private channels, and an
 # async_tx loaded meanwhile does not get them
-rmmod async_tx || fail "rmmod async_tx"
+unload async_tx || fail "rmmod async_tx"
 select_migrator dcbm || fail "cannot select dcbm on public channels nobody holds"
 [ "$(active)" = dcbm ] || fail "dcbm not active" "$(active)"
 [ "$(wc -w < $TUN/dcbm/channels)" -eq 4 ] || fail "4 channels wanted, holds" "$(cat $TUN/dcbm/channels)"
@@ -89,9 +89,9 @@ for c in $others; do
 	[ "$(delta $c)" -eq 0 ] || fail "public, private to dcbm: $c moved by $(delta $c)"
 done
 select_migrator none || fail "deselect"
-rmmod dcbm || fail "rmmod dcbm (public)"
-rmmod async_tx || fail "rmmod async_tx"
-rmmod swdma || fail "rmmod swdma (public)"
+unload dcbm || fail "rmmod dcbm (public)"
+unload async_tx || fail "rmmod async_tx"
+unload swdma || fail "rmmod swdma (public)"
 [ "$(active)" = none ] || fail "final migrator list" "$(cat $MIG/migrator)"
 leak_check "dcbm and swdma loaded, selected and unloaded"
 finish

@@ -61,11 +61,11 @@ echo 0 > $P/out_of_order
 # an engine that completes out of order says so (DMA_COMPLETION_NO_ORDER):
 # its tx_status is DMA_OUT_OF_ORDER, which dmatest accepts, and the
 # callbacks tell what completed
-rmmod swdma || fail "cannot unload swdma"
+unload swdma || fail "cannot unload swdma"
 modprobe swdma nr_channels=4 out_of_order=2 latency_us=50 ||
 	{ echo "cannot load swdma out_of_order=2"; exit 1; }
 dmatest "2 threads/channel, random order" 0 iterations=100 timeout=5000 threads_per_chan=2
-rmmod swdma || fail "cannot unload swdma"
+unload swdma || fail "cannot unload swdma"
 modprobe swdma nr_channels=4 || { echo "cannot load swdma"; exit 1; }
 
 want_threads=2
@@ -80,7 +80,7 @@ swdma_fail desc 0
 echo error > $P/fail_mode
 want_threads=4
 dmatest "after the faults" 0 iterations=50 timeout=5000
-rmmod swdma || fail "cannot unload swdma"
+unload swdma || fail "cannot unload swdma"
 
 # status_after_terminate LABEL RESIDUE SWDMA-ARGS...: RESIDUE is what
 # tx_status must say of a queued descriptor ("any" where it says nothing)
@@ -105,7 +105,7 @@ status_after_terminate() {
 	else
 		fail "$label: dma_status did not run"
 	fi
-	rmmod swdma || fail "$label: cannot unload swdma"
+	unload swdma || fail "$label: cannot unload swdma"
 }
 status_after_terminate "tx_status after terminate" 64
 status_after_terminate "tx_status after terminate, out of order" any out_of_order=2
@@ -132,12 +132,12 @@ unbind_held() {
 	else
 		pass "unbound with its channels held: no KASAN report when dmatest let them go"
 	fi
-	rmmod swdma || fail "cannot unload swdma after the unbind"
+	unload swdma || fail "cannot unload swdma after the unbind"
 }
 unbind_held
 
 modprobe swdma nr_channels=3 private=0 || fail "cannot load swdma private=0"
 want_threads=3
 dmatest "public, verified" 0 iterations=100 timeout=5000
-rmmod swdma || fail "cannot unload swdma (public)"
+unload swdma || fail "cannot unload swdma (public)"
 finish

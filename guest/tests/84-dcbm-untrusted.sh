@@ -115,7 +115,7 @@ if select_migrator dcbm 2>/dev/null; then
 else
 	pass "dcbm refuses a provider without DMA_COMPLETION_RESULT"
 fi
-rmmod swdma || fail "cannot unload swdma"
+unload swdma || fail "cannot unload swdma"
 
 echo "--- slave=1: a general-purpose controller only by name"
 modprobe swdma nr_channels=2 slave=1 || { echo "cannot load swdma"; exit 1; }
@@ -134,7 +134,7 @@ else
 	fail "dcbm refused the general-purpose controller it was given"
 fi
 echo > $D/device
-rmmod swdma || fail "cannot unload swdma"
+unload swdma || fail "cannot unload swdma"
 
 echo "--- terminate=0: slow descriptors that cannot be terminated"
 modprobe swdma nr_channels=2 terminate=0 latency_us=30000 ||
@@ -168,7 +168,7 @@ swdma_fail desc 0
 orphans_gone "hung, no terminate" 60
 [ -z "$(cat $TUN/dcbm/channels)" ] || fail "channels still held" "$(cat $TUN/dcbm/channels)"
 kasan_clean "hung, no terminate"
-rmmod swdma || fail "cannot unload swdma"
+unload swdma || fail "cannot unload swdma"
 
 echo "--- private=0: public channels async_tx holds, with a RAID5 array"
 modprobe swdma nr_channels=2 private=0 || { echo "cannot load swdma"; exit 1; }
@@ -191,8 +191,8 @@ echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 echo clear > $R/array_state || fail "cannot stop the RAID5 array"
 # async_tx holds the public channels as long as it is loaded
 for m in raid456 async_raid6_recov async_pq async_xor async_memcpy async_tx; do
-	[ ! -d /sys/module/$m ] || rmmod $m || fail "cannot unload $m"
+	[ ! -d /sys/module/$m ] || unload $m || fail "cannot unload $m"
 done
-rmmod swdma || fail "cannot unload swdma"
-rmmod dcbm || fail "cannot unload dcbm"
+unload swdma || fail "cannot unload swdma"
+unload dcbm || fail "cannot unload dcbm"
 finish

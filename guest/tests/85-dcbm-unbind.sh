@@ -103,6 +103,6 @@ migbench -s 4 -k 4,2048 -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 	fail "one channel: dcbm copies on the 3 channels left" "one channel: dcbm copied nothing on the channels left"
 
 select_migrator none
-rmmod dcbm swdma || fail "cannot unload dcbm and swdma"
+unload dcbm && unload swdma || fail "cannot unload dcbm and swdma"
 leak_check "swdma unbound under dcbm"
 finish

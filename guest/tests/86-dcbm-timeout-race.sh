@@ -52,6 +52,6 @@ echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 echo 512 > $TUN/max_batch_pages
 select_migrator none || fail "cannot deselect dcbm"
 dmesg | grep -q "BUG: KASAN" && fail "no KASAN report" "$(dmesg | grep -m1 'BUG: KASAN')"
-rmmod dcbm || fail "cannot unload dcbm"
-rmmod swdma || fail "cannot unload swdma"
+unload dcbm || fail "cannot unload dcbm"
+unload swdma || fail "cannot unload swdma"
 finish

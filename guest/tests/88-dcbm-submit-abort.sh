@@ -112,7 +112,7 @@ migbench -s 4 -k 4,64 -r 1 -V 0,1 > /tmp/mb.log 2>&1 ||
 # the deadline.
 # Failed before the fix (series of November 27), twice: migbench "move to
 # node 1 failed (2 pages left behind)", then (8 pages left behind), kept +8.
-select_migrator none && rmmod dcbm && rmmod swdma || fail "cannot unload"
+select_migrator none && unload dcbm && unload swdma || fail "cannot unload"
 modprobe swdma nr_channels=4 idle_irq=0 || { echo "cannot load swdma"; exit 1; }
 dcbm_modprobe && echo 4 > $D/nr_channels && echo 10000 > $D/timeout_ms &&
 	select_migrator dcbm || { echo "cannot select dcbm"; exit 1; }
@@ -132,6 +132,6 @@ dmesg | grep -q -e "BUG: KASAN" -e "WARNING:" &&
 swdma_fail submit 0
 
 select_migrator none || fail "cannot deselect dcbm"
-rmmod dcbm || fail "cannot unload dcbm"
-rmmod swdma || fail "cannot unload swdma"
+unload dcbm || fail "cannot unload dcbm"
+unload swdma || fail "cannot unload swdma"
 finish

@@ -99,6 +99,6 @@ migrate "ring of $RING, engine working again"
 select_migrator none || fail "cannot deselect dcbm"
 echo $DCBM_TIMEOUT_MS > $D/timeout_ms
 [ ! -e $D/queue_depth ] || echo 32 > $D/queue_depth
-rmmod dcbm || fail "cannot unload dcbm"
-rmmod swdma || fail "cannot unload swdma"
+unload dcbm || fail "cannot unload dcbm"
+unload swdma || fail "cannot unload swdma"
 finish

@@ -67,5 +67,5 @@ echo spread > $M/placement && migbench -s 2 -k $BASE_KB,2048 -r 1 -V 0,1,2 > /de
 echo dst_node > $M/placement
 
 select_migrator none
-rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
+unload migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

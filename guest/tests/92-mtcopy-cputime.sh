@@ -82,7 +82,7 @@ for attempt in 1 2 3; do
 	awk -v w="$m_works" -v c="$m_copy" 'BEGIN { exit !(w < 0.2 * c) }' || break
 done
 select_migrator none
-rmmod migrate_mtcopy
+unload migrate_mtcopy
 
 check "k_works == 0 && m_works >= 0.2 * m_copy" \
 	"mtcopy's workers copied (their works ran for a fifth of the copy time or more)"

@@ -88,5 +88,5 @@ select_migrator none
 echo all > $MIG/reasons
 echo 64 > $TUN/mtcopy/min_batch_pages
 echo 2 > $MTCOPY/threads
-rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
+unload migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

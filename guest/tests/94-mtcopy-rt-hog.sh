@@ -97,5 +97,5 @@ echo "$batch" > $TUN/max_batch_pages
 echo "$chunk" > $TUN/chunk_pages
 select_migrator none
 echo 64 > $TUN/mtcopy/min_batch_pages
-rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
+unload migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

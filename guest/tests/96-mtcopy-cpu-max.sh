@@ -46,7 +46,7 @@ m=$(limited mtcopy)
 echo 0 > $MTCOPY/max_workers
 z=$(limited mtcopy)
 select_migrator none
-rmmod migrate_mtcopy
+unload migrate_mtcopy
 echo "kernel: usage/quota, works, work s: $k"
 echo "mtcopy x4: usage/quota, works, work s: $m (the work s ran outside cpu.max)"
 echo "mtcopy x4, max_workers 0: usage/quota, works, work s: $z"

@@ -45,5 +45,5 @@ done
 select_migrator none
 echo 64 > $TUN/mtcopy/min_batch_pages
 echo 2 > $MTCOPY/threads
-rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
+unload migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

@@ -128,5 +128,5 @@ done
 select_migrator none
 echo all > $MIG/reasons
 echo 64 > $TUN/mtcopy/min_batch_pages
-rmmod migrate_mtcopy || fail "cannot unload migrate_mtcopy"
+unload migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

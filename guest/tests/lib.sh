@@ -353,16 +353,36 @@ node_meminfo() {
 }
 # vmstat FIELD
 vmstat() { awk -v f="$1" '$1 == f { print $2 }' /proc/vmstat; }
+# holders MODULE: who holds it, for a report: its reference count, the
+# modules that use it, and for a DMA provider the channels clients hold
+holders() {
+	_h="refcnt $(cat /sys/module/$1/refcnt 2>/dev/null)"
+	_h="$_h, used by '$(ls /sys/module/$1/holders 2>/dev/null | tr '\n' ' ')'"
+	for _c in /sys/class/dma/*; do
+		[ "$(cat $_c/in_use 2>/dev/null || echo 0)" -eq 0 ] ||
+			_h="$_h, ${_c##*/} in use"
+	done
+	[ ! -d $TUN/dcbm ] ||
+		_h="$_h, dcbm channels '$(cat $TUN/dcbm/channels)' orphans $(cat $TUN/dcbm/orphans)"
+	echo "$_h"
+}
 # unload MODULE: a migrator deselected while copies were in flight keeps its
 # module (and dcbm its channels, so swdma its module) until the last copy
 # has been waited for, which may come after another chunk's unmap: up to
-# 10 s, then rmmod's own error
+# 10 s, then rmmod's own error. Says who held it when it had to wait.
 unload() {
+	rmmod "$1" 2>/dev/null && return
+	echo "unload $1: in use ($(holders "$1")), waiting"
 	_u=0
 	while ! rmmod "$1" 2>/dev/null; do
-		[ $_u -lt 100 ] || { rmmod "$1"; return; }
+		if [ $_u -ge 100 ]; then
+			echo "unload $1: still in use after 10 s ($(holders "$1"))"
+			rmmod "$1"
+			return
+		fi
 		sleep 0.1; _u=$((_u + 1))
 	done
+	echo "unload $1: unloaded after $_u tenths of a second"
 }
 # Base pages isolated for migration, of every kind
 isolated_pages() { echo $(( $(vmstat nr_isolated_anon) + $(vmstat nr_isolated_file) )); }
