@@ -12,8 +12,10 @@
  * completion tasklet are the virtual channel's. The "hardware" of a
  * channel is a kernel thread: it takes the issued descriptors one at a
  * time, copies them with memcpy from the pages behind their DMA addresses
- * and completes them. A completion raises the channel's "interrupt", the
- * tasklet that calls the completed descriptors back, if the descriptor
+ * and completes them. A completion raises the channel's "interrupt" (an
+ * irq_work: a hard interrupt of the thread's CPU) whose exit runs the
+ * tasklet that calls the completed descriptors back, as an engine's
+ * interrupt handler does (ioat's), if the descriptor
  * asked for one (DMA_PREP_INTERRUPT), if it failed, or (unless idle_irq is
  * cleared) when the channel has nothing left to do: the callbacks of
  * descriptors that asked for no interrupt wait for the next one, as on
@@ -63,6 +65,7 @@
 #include <linux/dmaengine.h>
 #include <linux/fault-inject.h>
 #include <linux/highmem.h>
+#include <linux/irq_work.h>
 #include <linux/kthread.h>
 #include <linux/list.h>
 #include <linux/module.h>
@@ -395,6 +398,7 @@ struct swdma_chan {
 	unsigned int failed_next;
 
 	struct task_struct *thread;
+	struct irq_work irq;		/* the engine's interrupt */
 	wait_queue_head_t work_wait;	/* the thread waits for issued work */
 	wait_queue_head_t idle_wait;	/* synchronize waits for the thread */
 	wait_queue_head_t ring_wait;	/* prep waits for a slot */
@@ -694,6 +698,16 @@ static bool swdma_complete(struct swdma_chan *sc, struct swdma_desc *d,
 }
 
 /*
+ * The engine's interrupt: virt-dma's tasklet runs at its exit, as it does
+ * from the interrupt handlers of ioat and most virt-dma providers, not
+ * from ksoftirqd as when the thread, a task, raises it.
+ */
+static void swdma_irq(struct irq_work *work)
+{
+	tasklet_schedule(&container_of(work, struct swdma_chan, irq)->vc.task);
+}
+
+/*
  * The thread is done with a descriptor: @d, if not NULL, is its own to free.
  * Called with the channel's lock held, which it releases.
  */
@@ -706,7 +720,7 @@ static void swdma_done(struct swdma_chan *sc, struct swdma_desc *d, bool irq)
 	    !list_empty(&sc->vc.desc_completed))
 		irq = true;
 	if (irq)
-		tasklet_schedule(&sc->vc.task);
+		irq_work_queue(&sc->irq);
 	sc->busy = false;
 	sc->nr_finished++;
 	spin_unlock_irq(&sc->vc.lock);
@@ -767,9 +781,13 @@ static void swdma_stall(struct swdma_chan *sc, struct swdma_desc *d)
 	}
 	sc->cur = NULL;
 	lose = READ_ONCE(reset_lose_tail);
+	/*
+	 * Named by the thread: dma_chan_name() reads chan->dev, which the
+	 * channel's unregistration frees while a client may still hold it.
+	 */
 	dev_warn_ratelimited(sc->vc.chan.device->dev,
 			     "%s: reset after a hang of %u ms%s\n",
-			     dma_chan_name(&sc->vc.chan), ms,
+			     current->comm, ms,
 			     lose ? ", the hung descriptor's callback lost" : "");
 	if (lose) {
 		swdma_unhold(sc, d);
@@ -1120,6 +1138,7 @@ static void swdma_free_chan_resources(struct dma_chan *chan)
 	/* The thread finishes what it had. */
 	kthread_stop(sc->thread);
 	sc->thread = NULL;
+	irq_work_sync(&sc->irq);
 	vchan_synchronize(&sc->vc);
 	vchan_free_chan_resources(&sc->vc);
 
@@ -1136,8 +1155,10 @@ static void swdma_release(struct dma_device *dma)
 	struct swdma_dev *sd = container_of(dma, struct swdma_dev, dma);
 	unsigned int i;
 
-	for (i = 0; i < sd->nr_channels; i++)
+	for (i = 0; i < sd->nr_channels; i++) {
+		irq_work_sync(&sd->chans[i].irq);
 		tasklet_kill(&sd->chans[i].vc.task);
+	}
 	kfree(sd);
 }
 
@@ -1238,6 +1259,7 @@ static int swdma_probe(struct platform_device *pdev)
 		INIT_LIST_HEAD(&sc->late);
 		init_waitqueue_head(&sc->work_wait);
 		init_waitqueue_head(&sc->idle_wait);
+		init_irq_work(&sc->irq, swdma_irq);
 		init_waitqueue_head(&sc->ring_wait);
 		sc->vc.desc_free = swdma_desc_free;
 		vchan_init(&sc->vc, dma);
