@@ -17,7 +17,8 @@
 #                      scripts/bench.sh)
 #   BENCH_BUSY         the co-runners' nice values of the busy experiment, a
 #                      list (default "0 19"); "idle" (no co-runner) is always
-#                      measured beside them
+#                      measured beside them; NICEa (e.g. 0a): no co-runner
+#                      on CPU 0, where the migrating task is pinned
 #   BENCH_BUSY_REPS    reps of each busy setting per boot (default BENCH_REPS)
 #   BENCH_ENGINE_FIFO  a SCHED_FIFO priority for swdma's channel threads in
 #                      the busy experiment (default: none, they are kernel
@@ -387,11 +388,12 @@ busy() {
 						engine_fifo "$BENCH_ENGINE_FIFO"
 					# dcbm: where its batches spent their time
 					[ "$mig" = dcbm ] && events on dcbm/dcbm_batch
-					if [ "$load" = idle ]; then
-						rep busy -s "$BENCH_MB" -k "$kb"
-					else
-						rep busy -s "$BENCH_MB" -k "$kb" -B "$load"
-					fi
+					case $load in
+					idle) rep busy -s "$BENCH_MB" -k "$kb" ;;
+					# the task alone on CPU 0: its own work
+					*a) rep busy -s "$BENCH_MB" -k "$kb" -B "${load%a}" -A ;;
+					*) rep busy -s "$BENCH_MB" -k "$kb" -B "$load" ;;
+					esac
 					[ "$mig" = dcbm ] || continue
 					events off dcbm/dcbm_batch
 					dcbm_overhead "$kb" | tag busy

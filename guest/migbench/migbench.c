@@ -59,6 +59,7 @@ struct opts {
 	int touchers;			/* -R: threads holding page references */
 	int corun_nice;			/* -B: co-runners' nice */
 	int corun;			/* -B given */
+	int corun_alone;		/* -A: CPU 0 left to the task */
 };
 
 /* How one size is moved: address step and addresses per call. */
@@ -106,6 +107,8 @@ static void usage(FILE *f)
 "            corun_ops are the loops of all of them during the move,\n"
 "            corun_window_s the time they were counted in, corun_s their\n"
 "            CPU time meanwhile (not in helpers_s)\n"
+"  -A        with -B: no co-runner on CPU 0, where the migrating task is\n"
+"            pinned: its time is its own work, not the scheduler's share\n"
 "  -I        mark each timed move for the instruction-count plugin\n"
 "            (personality(0xffffffff) before and after; docs/benchmark.md)\n"
 "exit: 0 ok, 1 verification failure, 2 setup failure\n");
@@ -190,6 +193,9 @@ static int parse_opt(int c, const char *arg, struct opts *o)
 		return 0;
 	case 'R':
 		return parse_int(arg, &o->touchers) || o->touchers > MAX_THREADS;
+	case 'A':
+		o->corun_alone = 1;
+		return 0;
 	case 'B':
 		o->corun = 1;
 		return parse_int(arg, &o->corun_nice) || o->corun_nice > 19;
@@ -204,7 +210,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	int c;
 
-	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:KIR:B:h")) != -1) {
+	while ((c = getopt(argc, argv, "s:f:t:k:r:b:p:am:MV:je:KIR:B:Ah")) != -1) {
 		if (parse_opt(c, optarg, o)) {
 			if (c != '?')
 				fprintf(stderr, "migbench: bad argument for -%c: '%s'\n",
@@ -466,12 +472,12 @@ static pid_t corun_pids[MAX_THREADS];
 static int nr_corun;
 
 /*
- * One process per online CPU, pinned to it, at nice @nice, counting loops
- * of a fixed amount of work in its own line of a shared mapping. Started
- * before any region is allocated, so that they share none of it (a folio
- * mapped twice is not moved by move_pages()).
+ * One process per online CPU (but CPU 0 if @alone), pinned to it, at nice
+ * @nice, counting loops of a fixed amount of work in its own line of a
+ * shared mapping. Started before any region is allocated, so that they
+ * share none of it (a folio mapped twice is not moved by move_pages()).
  */
-static int corun_start(int nice)
+static int corun_start(int nice, int alone)
 {
 	int cpus = sysconf(_SC_NPROCESSORS_ONLN), i;
 	volatile uint64_t *n;
@@ -485,7 +491,7 @@ static int corun_start(int nice)
 			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (corun_counts == MAP_FAILED)
 		return -1;
-	for (i = 0; i < cpus; i++) {
+	for (i = alone ? 1 : 0; i < cpus; i++) {
 		pid = fork();
 		if (pid < 0)
 			return -1;
@@ -493,7 +499,8 @@ static int corun_start(int nice)
 			corun_pids[nr_corun++] = pid;
 			continue;
 		}
-		n = (volatile uint64_t *)(corun_counts + i * CORUN_LINE);
+		/* lines in start order, as corun_loops() reads them */
+		n = (volatile uint64_t *)(corun_counts + nr_corun * CORUN_LINE);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		prctl(PR_SET_NAME, "corun");
 		CPU_ZERO(&set);
@@ -1180,7 +1187,17 @@ int main(int argc, char **argv)
 	install_signals();
 	if (check_setup(&o))
 		return EXIT_SETUP;
-	if (o.corun && corun_start(o.corun_nice)) {
+	if (o.corun_alone) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(0, &set);
+		if (!o.corun || sched_setaffinity(0, sizeof(set), &set)) {
+			fprintf(stderr, "migbench: -A needs -B and CPU 0\n");
+			return EXIT_SETUP;
+		}
+	}
+	if (o.corun && corun_start(o.corun_nice, o.corun_alone)) {
 		corun_stop();
 		fprintf(stderr, "migbench: cannot start the co-runners\n");
 		return EXIT_SETUP;
