@@ -390,7 +390,7 @@ busy() {
 					[ "$mig" = dcbm ] && events on dcbm/dcbm_batch
 					case $load in
 					idle) rep busy -s "$BENCH_MB" -k "$kb" ;;
-					# the task alone on CPU 0: its own work
+					# the task alone on CPU 0
 					*a) rep busy -s "$BENCH_MB" -k "$kb" -B "${load%a}" -A ;;
 					*) rep busy -s "$BENCH_MB" -k "$kb" -B "$load" ;;
 					esac

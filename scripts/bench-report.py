@@ -803,7 +803,8 @@ def busy_section(data):
     icount = data["env"].get("accel") == "icount"
     out = ["", "## " + EXPERIMENTS["busy"], "",
            "One task moves the region with move_pages() (node 0 to node 1) while a CPU-bound co-runner on every "
-           "CPU, pinned, at the nice given (load), counts loops of fixed work (migbench -B); idle: no co-runner; a nice followed by a (\"0a\"): no co-runner on CPU 0, where the migrating task is pinned (migbench -A), so its time is its own work, not the scheduler's share. "
+           "CPU, pinned, at the nice given (load), counts loops of fixed work (migbench -B); idle: no co-runner; "
+           "a nice followed by a (\"0a\"): none on CPU 0, where the migrating task is pinned (migbench -A). "
            "Time: move_pages() time, a ratio of times (below 1: faster). Co-runners: their loops per second of "
            "the move, all CPUs together, a ratio of rates (above 1: more work done). Against vanilla the pairs "
            "are boot pairs (each boot's mean); against the default (the patched kernel with no migrator, "

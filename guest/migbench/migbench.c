@@ -108,7 +108,7 @@ static void usage(FILE *f)
 "            corun_window_s the time they were counted in, corun_s their\n"
 "            CPU time meanwhile (not in helpers_s)\n"
 "  -A        with -B: no co-runner on CPU 0, where the migrating task is\n"
-"            pinned: its time is its own work, not the scheduler's share\n"
+"            pinned: it shares its CPU with none of them\n"
 "  -I        mark each timed move for the instruction-count plugin\n"
 "            (personality(0xffffffff) before and after; docs/benchmark.md)\n"
 "exit: 0 ok, 1 verification failure, 2 setup failure\n");
