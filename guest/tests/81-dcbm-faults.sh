@@ -69,11 +69,8 @@ done
 # a ring of one on an engine that completes in order and calls back only
 # when a descriptor raises an interrupt (idle_irq=0, as idxd's driver
 # reaps): each turn is cut short by a refusal after its first descriptor,
-# which asked for no interrupt (dcbm coalesces in order); dcbm queues an
-# interrupt descriptor for it, trying again until the ring has room. (The
-# series of November 27 passed this too: swdma frees a slot as a
-# descriptor completes, and the next descriptor after a refusal asks for
-# an interrupt. 88 shows the defect, with failed submissions.)
+# which must have asked for an interrupt, or it is never called back. (88
+# does the same with failed submissions.)
 echo 1 > $P/ring_size && echo 0 > $P/idle_irq || fail "cannot set idle_irq"
 faults error 0 1 0
 run "ring of 1, in order, interrupts only"

@@ -100,16 +100,14 @@ migbench -s 4 -k 4,64 -r 1 -V 0,1 > /tmp/mb.log 2>&1 ||
 
 # The same failures on an engine that completes in order and calls
 # descriptors back only when one raises an interrupt (idle_irq=0: idxd's
-# driver reaps only then). dcbm coalesces there: only the last descriptor
-# of a turn asks for an interrupt, so a turn cut short by a failed
-# submission must queue an interrupt descriptor, or those submitted before
-# it are never called back: the batch waits for its deadline and becomes
-# an orphan, holding the pairs those descriptors cover (kept), until a
-# later interrupt on that channel; their folios are not migrated. The
-# deadline is 10 s: at 1 s (before November 29) a vCPU kept off the
+# driver reaps only then). A descriptor submitted before a failed
+# submission that asked for no interrupt (an earlier dcbm asked for one
+# per turn only) is never called back: the batch waits for its deadline
+# and becomes an orphan, holding the pairs those descriptors cover (kept),
+# until a later interrupt on that channel; their folios are not migrated.
+# The deadline is 10 s: at 1 s (before November 29) a vCPU kept off the
 # host's core that long could make a correct dcbm keep pairs, while
-# without the interrupt descriptor the callbacks never come, whatever
-# the deadline.
+# without the interrupt the callbacks never come, whatever the deadline.
 # Failed before the fix (series of November 27), twice: migbench "move to
 # node 1 failed (2 pages left behind)", then (8 pages left behind), kept +8.
 select_migrator none && unload dcbm && unload swdma || fail "cannot unload"
