@@ -85,7 +85,7 @@ use() {
 	mig=${1%:*} n=1
 	case $1 in *:*) n=${1#*:} ;; esac
 	[ "$KERNEL" = patched ] || return 0
-	echo none > $MIG/migrator	# dcbm's channel count cannot change while selected
+	echo none > $MIG/migrator	# dcbm's channel count applies at the next selection
 	case $mig in
 	mtcopy) echo "$n" > $MTCOPY/threads ;;
 	dcbm) echo "$n" > $DCBM/nr_channels ;;
