@@ -9,7 +9,8 @@
 #   scripts/tree.sh nometa   (after the above) build/nometa: a worktree of
 #                            build/linux's HEAD with the metadata rule
 #                            reverted (the commits that add or use
-#                            arch_folio_has_metadata or copies_arch_metadata),
+#                            arch_folio_has_metadata, and the migrators'
+#                            copies_arch_metadata lines),
 #                            the kernel that MTE's test 12 must fail on
 #                            (make test-arm64 VARIANT=nometa); made again
 #                            when build/linux's HEAD moves
@@ -107,17 +108,25 @@ create_nometa() {
 	local head commits
 	head=$(git -C "$TREE" rev-parse HEAD)
 	[ "$(cat "$BUILD/nometa.of" 2>/dev/null)" != "$head" ] || [ ! -d "$NOMETA" ] || return 0
+	# the commits of the rule and its arch hooks; the migrators that
+	# declare the flag only lose that line
 	mapfile -t commits < <(git -C "$TREE" log --format=%H \
-		-G 'arch_folio_has_metadata|copies_arch_metadata' base..HEAD)
+		-G 'arch_folio_has_metadata' base..HEAD -- mm arch include)
 	[ ${#commits[@]} -gt 0 ] || die "no commit of the metadata rule in build/linux"
 	log "build/nometa: build/linux without $(git -C "$TREE" log --no-walk --format='"%s"' "${commits[@]}" | paste -sd,)"
 	git -C "$TREE" worktree remove --force "$NOMETA" 2>/dev/null || rm -rf "$NOMETA"
 	git -C "$TREE" worktree prune
 	git -C "$TREE" worktree add -q --detach "$NOMETA" "$head"
-	GIT_AUTHOR_NAME=testbed GIT_AUTHOR_EMAIL=testbed@localhost \
-	GIT_COMMITTER_NAME=testbed GIT_COMMITTER_EMAIL=testbed@localhost \
-		git -C "$NOMETA" revert --no-edit "${commits[@]}" > /dev/null ||
+	export GIT_AUTHOR_NAME=testbed GIT_AUTHOR_EMAIL=testbed@localhost
+	export GIT_COMMITTER_NAME=testbed GIT_COMMITTER_EMAIL=testbed@localhost
+	git -C "$NOMETA" revert --no-edit "${commits[@]}" > /dev/null ||
 		die "the metadata rule does not revert cleanly"
+	git -C "$NOMETA" grep -l 'copies_arch_metadata' -- '*.c' | while read -r f; do
+		sed -i '/\.copies_arch_metadata[[:space:]]*= true,/d' "$NOMETA/$f"
+	done
+	! git -C "$NOMETA" grep -q 'copies_arch_metadata' -- '*.c' '*.h' ||
+		die "build/nometa still uses copies_arch_metadata"
+	git -C "$NOMETA" commit -q -a -m "nometa: no migrator declares copies_arch_metadata"
 	echo "$head" > "$BUILD/nometa.of"
 }
 
