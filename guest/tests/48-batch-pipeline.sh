@@ -22,6 +22,11 @@
 # test migrator's sync mode, which copies inside copy_start(), is the
 # control: no chunk's task goes on before its copy, and mtcopy joining its
 # workers in copy_start() (make mutate M=E2-mtcopy-sync-start) fails here.
+# A chunk copied inside copy_start() (NULL returned: sync mode, mtcopy
+# without an idle vCPU) ends the cutting of its batch: the rest is one
+# chunk, so sync mode offers each batch as two (chunk_pages, the rest), and
+# mtcopy's chunks are chunk_pages or such a rest: two per batch with a hog
+# on every vCPU.
 # Each chunk, from its copy_end, copied every folio it was offered, or
 # said why not (dcbm's channels taken, 2 in flight: -EBUSY; mtcopy's late
 # worker: -ETIMEDOUT); the chunks offered, with the folios retried in
@@ -125,17 +130,25 @@ run() {
 	cat $TRACING/trace > /tmp/48.trace	# read once: formatting it is slow
 	set -- "$@" $(inside) $(overlap "$(cat $TUN/test/delay_ms | awk '{ print $1 / 1000 }')") $(chunk_counts)
 	pipelined=$([ "$2" != 0 ] && [ "$1" != kernel ] && echo 1)
-	size=512
-	[ -z "$pipelined" ] || size=$2
+	# the largest batch offered, LO to HI folios: the batch, a chunk, or
+	# the rest of a batch after a chunk copied inside copy_start() (sync:
+	# the first, less the folios of the rest busy in that pass; mtcopy:
+	# any chunk that got no worker); at least NR batches
+	lo=512 hi=512 nr=8
+	[ -z "$pipelined" ] || lo=$2 hi=$2 nr=$((4096 / $2))
+	case $pipelined:$1:$(cat $TUN/test/mode) in
+	1:test:sync)	lo=$(($2 + 1)) hi=$((512 - $2)) nr=16 ;;
+	1:mtcopy:*)	hi=$((512 - $2)) nr=16 ;;
+	esac
 	echo "$label: batches +$(delta batches) folios +$(delta folios) busy +$(delta fallback_busy);" \
 	     "during copies: $4 unmapped, $5 remapped; largest batch $6 folios;" \
 	     "of $7 chunks, $8 seen copying after their task went on, $9 went on within half the delay;" \
 	     "offered ${10} folios, below_min +$(delta fallback_below_min), ${11} chunks short, ${12} busy, ${13} late"
-	# batches of $size folios, or fewer: a folio busy in one pass (a
+	# and the others of fewer folios: a folio busy in one pass (a
 	# reference not yet dropped elsewhere) is retried in the next, in
 	# batches of its own
-	[ "$6" -eq $size ] && [ "$(delta batches)" -ge $((4096 / size)) ] ||
-		fail "$label: batches of $size folios offered" "$(delta batches) batches offered, the largest of $6 folios, not $((4096 / size)) of $size"
+	[ "$6" -ge $lo ] && [ "$6" -le $hi ] && [ "$(delta batches)" -ge $nr ] ||
+		fail "$label: batches of $lo to $hi folios offered" "$(delta batches) batches offered, the largest of $6 folios, not at least $nr, the largest of $lo to $hi"
 	# every chunk copied what it was offered, or said why not: with 2 in
 	# flight, a chunk may find dcbm's channels all taken by the one
 	# before (-EBUSY), the CPU copies it; mtcopy keeps the pairs of a
@@ -178,6 +191,27 @@ done
 echo sync > $TUN/test/mode
 run test 128 1
 echo copy > $TUN/test/mode
+# mtcopy with no idle vCPU (a nice-0 hog on each) gets no worker, copies
+# each chunk inside copy_start() and returns NULL: its batch is cut no
+# further, so each batch of 512 folios is offered as two, as in sync mode,
+# not as four chunks (the series before that rule)
+label="mtcopy, every vCPU busy, chunk_pages 128, 1 in flight"
+select_migrator mtcopy && echo 128 > $TUN/chunk_pages && echo 1 > $TUN/chunks_in_flight ||
+	fail "$label: settings rejected"
+hogs=""
+for c in $(seq 0 $(($(nproc) - 1))); do
+	taskset -c "$c" sh -c 'while :; do :; done' & hogs="$hogs $!"
+done
+sleep 1
+snap
+migbench -s $((BASE_KB * 2)) -k "$BASE_KB" -r 1 -V 0,1,0 > /tmp/mb.log 2>&1 ||
+	{ cat /tmp/mb.log; fail "$label: data or nodes wrong"; }
+# shellcheck disable=SC2086  # a list
+kill $hogs; wait $hogs 2>/dev/null
+echo "$label: batches +$(delta batches) folios +$(delta folios) busy +$(delta fallback_busy)"
+[ "$(delta batches)" -ge 16 ] && [ "$(delta batches)" -lt 32 ] &&
+	pass "$label: batches cut no further after a chunk copied in copy_start()" "$(delta batches) batches for 8 of 512 folios" ||
+	fail "$label: batches cut no further after a chunk copied in copy_start()" "$(delta batches) batches for 8 of 512 folios (32: cut into chunks of 128)"
 echo 0 > $TUN/test/delay_ms
 # Moves retried at the next cut: page-cache references that come and go
 # (migcheck -S: threads splicing the memfd into pipes) make moves of its
