@@ -23,10 +23,12 @@
 # control: no chunk's task goes on before its copy, and mtcopy joining its
 # workers in copy_start() (make mutate M=E2-mtcopy-sync-start) fails here.
 # A chunk copied inside copy_start() (NULL returned: sync mode, mtcopy
-# without an idle vCPU) ends the cutting of its batch: the rest is one
-# chunk, so sync mode offers each batch as two (chunk_pages, the rest), and
+# without an idle vCPU) is moved at once, and the rest of its batch is cut
+# only every 512 folios: sync mode offers each batch as two (chunk_pages,
+# the rest) and has no folio unmapped or remapped while a chunk is open;
 # mtcopy's chunks are chunk_pages or such a rest: two per batch with a hog
-# on every vCPU.
+# on every vCPU. The test migrator's decline mode (an ERR_PTR) is cut as
+# usual (the control).
 # Each chunk, from its copy_end, copied every folio it was offered, or
 # said why not (dcbm's channels taken, 2 in flight: -EBUSY; mtcopy's late
 # worker: -ETIMEDOUT); the chunks offered, with the folios retried in
@@ -163,9 +165,15 @@ run() {
 			fail "$label: folios unmapped or remapped during a copy, unpipelined"
 		return
 	fi
-	[ "$4" -gt 0 ] && [ "$5" -gt 0 ] &&
-		pass "$label: folios unmapped and remapped while a copy was in flight" ||
-		fail "$label: folios unmapped and remapped while a copy was in flight" "$label: no folio unmapped ($4) or remapped ($5) while a copy was in flight"
+	if [ "$1:$(cat $TUN/test/mode)" = test:sync ]; then
+		[ "$4" -eq 0 ] && [ "$5" -eq 0 ] &&
+			pass "$label: chunks copied in copy_start() moved at once: nothing unmapped or remapped while one was open" ||
+			fail "$label: chunks copied in copy_start() moved at once: nothing unmapped or remapped while one was open" "$4 unmapped, $5 remapped"
+	else
+		[ "$4" -gt 0 ] && [ "$5" -gt 0 ] &&
+			pass "$label: folios unmapped and remapped while a copy was in flight" ||
+			fail "$label: folios unmapped and remapped while a copy was in flight" "$label: no folio unmapped ($4) or remapped ($5) while a copy was in flight"
+	fi
 	case $1:$3:$(cat $TUN/test/mode) in
 	mtcopy:*|dcbm:1:*)
 		[ "$8" -gt 0 ] &&
@@ -191,28 +199,44 @@ done
 echo sync > $TUN/test/mode
 run test 128 1
 echo copy > $TUN/test/mode
+# batches: migrate 8 batches of 512 folios (chunk_pages 128), every byte
+# and node checked; B: the batches offered, RESTS: those of more than a
+# chunk (the rest of a batch, less its folios retried in a later pass)
+batches() {
+	snap
+	events on mm_migrate_batch_copy_begin
+	migbench -s $((BASE_KB * 2)) -k "$BASE_KB" -r 1 -V 0,1,0 > /tmp/mb.log 2>&1 ||
+		{ cat /tmp/mb.log; fail "$label: data or nodes wrong"; }
+	events off mm_migrate_batch_copy_begin
+	B=$(delta batches)
+	RESTS=$(awk '/mm_migrate_batch_copy_begin:/ && match($0, /folios=[0-9]+/) &&
+		substr($0, RSTART + 7, RLENGTH - 7) + 0 > 128 { n++ } END { print n + 0 }' $TRACING/trace)
+}
 # mtcopy with no idle vCPU (a nice-0 hog on each) gets no worker, copies
-# each chunk inside copy_start() and returns NULL: its batch is cut no
-# further, so each batch of 512 folios is offered as two, as in sync mode,
-# not as four chunks (the series before that rule)
+# each chunk inside copy_start() and returns NULL: its batch is offered as
+# two, as in sync mode, not as four chunks (the series before that rule);
+# the test migrator declining each chunk (ERR_PTR) is cut into four
+echo 128 > $TUN/chunk_pages && echo 1 > $TUN/chunks_in_flight || fail "chunk settings rejected"
 label="mtcopy, every vCPU busy, chunk_pages 128, 1 in flight"
-select_migrator mtcopy && echo 128 > $TUN/chunk_pages && echo 1 > $TUN/chunks_in_flight ||
-	fail "$label: settings rejected"
+select_migrator mtcopy || fail "$label: cannot select"
 hogs=""
 for c in $(seq 0 $(($(nproc) - 1))); do
 	taskset -c "$c" sh -c 'while :; do :; done' & hogs="$hogs $!"
 done
 sleep 1
-snap
-migbench -s $((BASE_KB * 2)) -k "$BASE_KB" -r 1 -V 0,1,0 > /tmp/mb.log 2>&1 ||
-	{ cat /tmp/mb.log; fail "$label: data or nodes wrong"; }
+batches
 # shellcheck disable=SC2086  # a list
 kill $hogs; wait $hogs 2>/dev/null
-echo "$label: batches +$(delta batches) folios +$(delta folios) busy +$(delta fallback_busy)"
-[ "$(delta batches)" -ge 16 ] && [ "$(delta batches)" -lt 32 ] &&
-	pass "$label: batches cut no further after a chunk copied in copy_start()" "$(delta batches) batches for 8 of 512 folios" ||
-	fail "$label: batches cut no further after a chunk copied in copy_start()" "$(delta batches) batches for 8 of 512 folios (32: cut into chunks of 128)"
-echo 0 > $TUN/test/delay_ms
+[ "$RESTS" -eq 8 ] && [ "$B" -ge 16 ] &&
+	pass "$label: each batch cut once, after its chunk copied in copy_start()" "$B batches, $RESTS of more than 128 folios" ||
+	fail "$label: each batch cut once, after its chunk copied in copy_start()" "$B batches, $RESTS of more than 128 folios, not 8 (0: cut into chunks of 128)"
+label="test (decline), chunk_pages 128, 1 in flight"
+select_migrator test && echo decline > $TUN/test/mode || fail "$label: cannot select"
+batches
+echo copy > $TUN/test/mode
+[ "$RESTS" -eq 0 ] && [ "$B" -ge 32 ] &&
+	pass "$label: a batch whose chunks fail is still cut (the control)" "$B batches, none of more than 128 folios" ||
+	fail "$label: a batch whose chunks fail is still cut (the control)" "$B batches, $RESTS of more than 128 folios"
 # Moves retried at the next cut: page-cache references that come and go
 # (migcheck -S: threads splicing the memfd into pipes) make moves of its
 # shmem folios fail with -EAGAIN. Such a pair gets its other tries at the
