@@ -66,6 +66,47 @@ echo spread > $M/placement && migbench -s 2 -k $BASE_KB,2048 -r 1 -V 0,1,2 > /de
 	fail "placement spread"
 echo dst_node > $M/placement
 
+# dst_node: a batch's worker runs on a CPU of the node nearest its
+# destination: node 1's own CPUs, and for node 2 (no CPUs) those of the node
+# with CPUs at the least distance from it (the lowest on a tie, as
+# numa_nearest_node() takes it). The task runs elsewhere, one batch at a
+# time (no pipeline: a chunk's worker still on its CPU would send the next
+# one further). A farther CPU is right only while every nearer one is busy:
+# at most a tenth of the works. (The rule before, the destination's CPUs
+# and then any, ran a quarter of node 2's works on node 1.)
+nearest_cpu_node() {	# NODE
+	awk -v has="$(cat /sys/devices/system/node/has_cpu)" '
+		BEGIN { n = split(has, r, ","); for (i = 1; i <= n; i++) {
+			m = split(r[i], e, "-"); for (c = e[1]; c <= e[m]; c++) ok[c] = 1 } }
+		{ for (i = 1; i <= NF; i++) if ((i - 1) in ok && (best == "" || $i < d)) { best = i - 1; d = $i } }
+		END { print best }' /sys/devices/system/node/node$1/distance
+}
+echo 2 > $M/threads
+chunk0=$(cat $TUN/chunk_pages)
+echo 0 > $TUN/chunk_pages
+echo 1 > $TUN/mtcopy/min_batch_pages
+echo syscall_or_cpuset > $MIG/reasons
+for dst in 1 2; do
+	near=$(nearest_cpu_node $dst)
+	cpus=",$(cpu_list "$(cat /sys/devices/system/node/node$near/cpulist)" | tr '\n' ','),"
+	task=$(cpu_list "$(cat /sys/devices/system/cpu/online)" |
+		while read -r c; do case $cpus in *",$c,"*) ;; *) echo "$c" ;; esac; done | tail -n 1)
+	events on workqueue/workqueue_execute_start
+	taskset -c "$task" pathcheck -n 0 -s 32 -f 64,2048 -e $dst:100 move $dst ||
+		fail "dst_node to node $dst: data check failed"
+	events off workqueue/workqueue_execute_start
+	set -- $(awk -v cpus="$cpus" '/function mtcopy_work_fn/ && match($0, /\[[0-9]+\]/) {
+			n++; if (index(cpus, "," substr($0, RSTART + 1, RLENGTH - 2) + 0 ",")) near++ }
+		END { print n + 0, near + 0 }' $TRACING/trace)
+	echo "dst_node to node $dst (nearest CPUs: node $near), task on CPU $task: $2 of $1 works there"
+	[ "$1" -gt 0 ] && [ $(($2 * 10)) -ge $(($1 * 9)) ] &&
+		pass "dst_node to node $dst: works on the nearest node's CPUs" ||
+		fail "dst_node to node $dst: works on the nearest node's CPUs" "$2 of $1"
+done
+echo all > $MIG/reasons
+echo 64 > $TUN/mtcopy/min_batch_pages
+echo "$chunk0" > $TUN/chunk_pages
+
 select_migrator none
 unload migrate_mtcopy || fail "cannot unload migrate_mtcopy"
 finish

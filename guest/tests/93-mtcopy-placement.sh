@@ -12,10 +12,6 @@ last=$((ncpus - 1))
 isolated=$(cat /sys/devices/system/cpu/isolated)
 nohz_full=$(cat /sys/devices/system/cpu/nohz_full 2>/dev/null)
 echo "$ncpus CPUs, isolated: ${isolated:-none}, nohz_full: ${nohz_full:-none}"
-# cpu_list LIST: one CPU number per line ("1-2,5" -> 1 2 5)
-cpu_list() {
-	echo "$1" | tr ',' '\n' | awk -F- 'NF { for (c = $1; c <= (NF > 1 ? $2 : $1); c++) print c }'
-}
 excluded=$( { cpu_list "$isolated"; cpu_list "$nohz_full"; } | sort -nu | tr '\n' ',')
 
 modprobe migrate_mtcopy || { fail "cannot load migrate_mtcopy"; finish; }

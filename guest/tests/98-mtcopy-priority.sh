@@ -26,10 +26,12 @@ echo "$online" > $M/max_workers
 echo syscall_or_cpuset > $MIG/reasons	# no kswapd or kcompactd batch
 select_migrator mtcopy
 
-WQ="workqueue/workqueue_queue_work workqueue/workqueue_execute_start workqueue/workqueue_execute_end"
+WQ="workqueue/workqueue_queue_work workqueue/workqueue_execute_start workqueue/workqueue_execute_end
+    kmem/kmalloc"
 # works CMD...: runs CMD (its exit status: the data check) with the
 # workqueue events on; prints "QUEUED MOST": the mtcopy works queued, and
-# the most that ran at once; /tmp/workers gets the PIDs that ran them
+# the most that ran at once; /tmp/workers gets the PIDs that ran them,
+# /tmp/allocs the sizes of mtcopy's batch allocations
 works() {
 	# shellcheck disable=SC2086  # a list
 	events on $WQ
@@ -39,6 +41,8 @@ works() {
 	events off $WQ
 	sed -n 's/^ *[^ ]*-\([0-9][0-9]*\) .*workqueue_execute_start:.*function mtcopy_work_fn.*/\1/p' \
 		$TRACING/trace | sort -u > /tmp/workers
+	sed -n 's/.*kmalloc:.*call_site=mtcopy_copy_start.*bytes_req=\([0-9]*\).*/\1/p' \
+		$TRACING/trace | sort -u > /tmp/allocs
 	awk '/workqueue_queue_work:.*function=mtcopy_work_fn/ { n++ }
 	     /workqueue_execute_start:.*function mtcopy_work_fn/ { if (++cur > most) most = cur }
 	     /workqueue_execute_end:.*function mtcopy_work_fn/ { if (cur > 0) cur-- }
@@ -81,6 +85,7 @@ snap
 set -- $(works $MOVE)
 # shellcheck disable=SC2086  # a list
 kill $hogs; wait $hogs 2>/dev/null
+cp /tmp/allocs /tmp/allocs.busy
 echo "every CPU busy: $1 works queued; folios +$(delta folios)"
 [ "$(delta folios)" -gt 0 ] || fail "every CPU busy: mtcopy copied nothing"
 [ "$1" -eq 0 ] && pass "every CPU busy: no work queued, the task copies alone" ||
@@ -100,7 +105,17 @@ for wrap in nice19 "rthog -i" "rthog -r 10"; do
 	[ "$(delta folios)" -gt 0 ] || fail "$wrap: mtcopy copied nothing"
 	[ "$1" -eq 0 ] && pass "$wrap: no work queued, the task copies alone" ||
 		fail "$wrap: no work queued, the task copies alone" "$wrap: $1 works queued for a task that must copy alone"
+	[ "$wrap" != nice19 ] || cp /tmp/allocs /tmp/allocs.alone
 done
+# The CPUs are chosen before a batch is allocated, so that with none idle
+# its allocation has no room for workers (before, room for threads - 1 of
+# them, about 1 KiB here and 22 KiB with threads 64): every size allocated
+# while every CPU was busy is one of a task copying alone (nice 19).
+extra=$(awk 'NR == FNR { alone[$1]; next } !($1 in alone)' /tmp/allocs.alone /tmp/allocs.busy)
+echo "batch allocations (bytes): alone $(echo $(cat /tmp/allocs.alone)); every CPU busy $(echo $(cat /tmp/allocs.busy))"
+[ -s /tmp/allocs.busy ] && [ -s /tmp/allocs.alone ] && [ -z "$extra" ] &&
+	pass "every CPU busy: batches allocated without room for workers" ||
+	fail "every CPU busy: batches allocated without room for workers" "sizes not of a task alone: ${extra:-none traced}"
 
 # A worker's place is given back just before its function returns: the
 # next one may be traced starting before the previous one is traced

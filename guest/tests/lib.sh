@@ -89,6 +89,10 @@ SIZES_ALL=
 for k in 4 16 64 256 2048; do
 	[ "$k" -lt "$BASE_KB" ] || SIZES_ALL=${SIZES_ALL:+$SIZES_ALL,}$k
 done
+# cpu_list LIST: one CPU number per line ("1-2,5" -> 1 2 5)
+cpu_list() {
+	echo "$1" | tr ',' '\n' | awk -F- 'NF { for (c = $1; c <= (NF > 1 ? $2 : $1); c++) print c }'
+}
 # Snapshot all counters into variables s_<name>; delta NAME prints the change.
 snap() { for f in "$MIG"/stats/*; do eval "s_$(basename "$f")=$(cat "$f")"; done; }
 delta() { eval "echo \$(( \$(counter $1) - s_$1 ))"; }
