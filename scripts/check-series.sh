@@ -79,6 +79,18 @@ kmake() {
 	local out=$1 arch=$2 log=$3; shift 3
 	amake "$arch" O="$out" -j"$JOBS" "$@" >> "$log" 2>&1
 }
+# includer OUT FILE BUILT: the built object of FILE's directory whose
+# dependencies name FILE, a .c file compiled only as #included by another
+# (kernel/sched/syscalls.c in build_policy.c)
+includer() {
+	local out=$1 f=$2 built=$3 cmd o
+	for cmd in "$out/$(dirname "$f")"/.*.o.cmd; do
+		[ -e "$cmd" ] && grep -qF "/$f " "$cmd" || continue
+		o=${cmd#"$out/"}; o=${o%.cmd}; o=$(dirname "$o")/$(basename "$o" | sed 's/^\.//')
+		grep -qxF "$o" <<< "$built" && { echo "$o"; return 0; }
+	done
+	return 1
+}
 # w1 OUT ARCH LOG FILE...: the objects of those .c files that the config
 # builds again with W=1, then print the warnings in any of the files
 # (headers included) that the log has, from the build before too
@@ -95,6 +107,8 @@ w1() {
 		# (it would otherwise pass unseen)
 		if grep -qxF "${f%.c}.o" <<< "$built"; then
 			objs+=("${f%.c}.o")
+		elif inc=$(includer "$out" "$f" "$built"); then
+			objs+=("$inc")
 		elif [ -n "${MUST_BUILD:-}" ]; then
 			echo "$f: error: not built in this configuration"
 		fi

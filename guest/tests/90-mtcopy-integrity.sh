@@ -73,7 +73,7 @@ echo dst_node > $M/placement
 # and may then run on any (workers go only where it may), one batch at a
 # time (no pipeline: a chunk's worker still on its CPU would send the next
 # one further). A farther CPU is right only while every nearer one is busy:
-# for node 2 at most 3 in 10 of the works elsewhere (0-16% in the runs of
+# for node 2 at most 3 in 10 of the works elsewhere (0-18% in the runs of
 # November 30; the rule before, the destination's CPUs and then any, 38%);
 # node 1's own CPUs, busy more often here for a reason not pinned down
 # (its kswapd?), get most of them (71-91% under either rule). 128 MiB:
