@@ -75,9 +75,10 @@ echo dst_node > $M/placement
 # one further). A farther CPU is right only while every nearer one is busy:
 # for node 2 at most 3 in 10 of the works elsewhere (0-18% in the runs of
 # November 30; the rule before, the destination's CPUs and then any, 38%);
-# node 1's own CPUs, busy more often here for a reason not pinned down
-# (its kswapd?), get most of them (71-91% under either rule). 128 MiB:
-# about 100 works, so that chance stays well inside those bounds.
+# node 1's own CPUs get most of them (71-98% under either rule). The
+# misses vary from run to run with no other work traced there: most
+# likely the previous batch's worker not yet off its vCPU under TCG.
+# 128 MiB: about 100 works, so that chance stays well inside those bounds.
 nearest_cpu_node() {	# NODE
 	awk -v has="$(cat /sys/devices/system/node/has_cpu)" '
 		BEGIN { n = split(has, r, ","); for (i = 1; i <= n; i++) {
