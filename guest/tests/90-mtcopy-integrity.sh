@@ -80,11 +80,9 @@ echo dst_node > $M/placement
 # likely the previous batch's worker not yet off its vCPU under TCG.
 # 128 MiB: about 100 works, so that chance stays well inside those bounds.
 nearest_cpu_node() {	# NODE
-	awk -v has="$(cat /sys/devices/system/node/has_cpu)" '
-		BEGIN { n = split(has, r, ","); for (i = 1; i <= n; i++) {
-			m = split(r[i], e, "-"); for (c = e[1]; c <= e[m]; c++) ok[c] = 1 } }
-		{ for (i = 1; i <= NF; i++) if ((i - 1) in ok && (best == "" || $i < d)) { best = i - 1; d = $i } }
-		END { print best }' /sys/devices/system/node/node$1/distance
+	cpu_list "$(cat /sys/devices/system/node/has_cpu)" |
+		awk -v d="$(cat /sys/devices/system/node/node$1/distance)" 'BEGIN { split(d, dist) }
+			best == "" || dist[$1 + 1] < dist[best + 1] { best = $1 } END { print best }'
 }
 echo 2 > $M/threads
 chunk0=$(cat $TUN/chunk_pages)

@@ -89,7 +89,7 @@ SIZES_ALL=
 for k in 4 16 64 256 2048; do
 	[ "$k" -lt "$BASE_KB" ] || SIZES_ALL=${SIZES_ALL:+$SIZES_ALL,}$k
 done
-# cpu_list LIST: one CPU number per line ("1-2,5" -> 1 2 5)
+# cpu_list LIST: one number per line ("1-2,5" -> 1 2 5), CPUs or nodes
 cpu_list() {
 	echo "$1" | tr ',' '\n' | awk -F- 'NF { for (c = $1; c <= (NF > 1 ? $2 : $1); c++) print c }'
 }
