@@ -4,7 +4,8 @@
 # ran. Runs in the main boot and in the isolation boot (test.sh), where the
 # last CPU is isolated (isolcpus=) and the one before it runs tickless
 # (nohz_full=): neither is a housekeeping CPU for unbound work. The task is
-# confined by sched_setaffinity() (taskset) and by a cgroup v2 cpuset.
+# confined by sched_setaffinity() (taskset) and by a cgroup v2 cpuset; in
+# the main boot, also by an isolated cpuset partition.
 . /opt/mig/tests/lib.sh
 
 ncpus=$(nproc --all)
@@ -74,6 +75,26 @@ case ",$excluded" in
 esac
 check_works 1,2
 rmdir "$cs"
+
+# In an isolated cpuset partition of CPUs 2 and 3 (main boot: none isolated
+# at boot): the task may use both, but they are isolated CPUs
+# (cpu_is_isolated()), as memcg and vmstat keep their per-CPU work off.
+if [ -z "$excluded" ] && [ "$ncpus" -ge 4 ]; then
+	cs=$(cgroup_new mig93iso cpuset) && echo 2-3 > "$cs/cpuset.cpus" &&
+		echo isolated > "$cs/cpuset.cpus.partition" ||
+		fail "cannot make CPUs 2-3 an isolated cpuset partition"
+	if [ "$(cat "$cs/cpuset.cpus.partition")" = isolated ]; then
+		works_on 2,3 "$cs"
+		echo "task in isolated partition 2-3: works on CPUs: $(sort -u /tmp/works | tr '\n' ' ')"
+		[ ! -s /tmp/works ] &&
+			pass "task in an isolated cpuset partition: no work" ||
+			fail "task in an isolated cpuset partition: works ran on its isolated CPUs"
+	else
+		fail "CPUs 2-3 not an isolated partition: $(cat "$cs/cpuset.cpus.partition")"
+	fi
+	echo member > "$cs/cpuset.cpus.partition"
+	rmdir "$cs"
+fi
 
 # Confined to one CPU: the task copies alone, no work at all.
 works_on 0
