@@ -1,6 +1,6 @@
 #!/bin/sh
 # mtcopy's workers run only on CPUs the migrating task may use and that are
-# housekeeping CPUs: the workqueue tracepoint shows where each mtcopy work
+# not isolated: the workqueue tracepoint shows where each mtcopy work
 # ran. Runs in the main boot and in the isolation boot (test.sh), where the
 # last CPU is isolated (isolcpus=) and the one before it runs tickless
 # (nohz_full=): neither is a housekeeping CPU for unbound work. The task is
@@ -80,20 +80,19 @@ rmdir "$cs"
 # at boot): the task may use both, but they are isolated CPUs
 # (cpu_is_isolated()), as memcg and vmstat keep their per-CPU work off.
 if [ -z "$excluded" ] && [ "$ncpus" -ge 4 ]; then
-	cs=$(cgroup_new mig93iso cpuset) && echo 2-3 > "$cs/cpuset.cpus" &&
-		echo isolated > "$cs/cpuset.cpus.partition" ||
-		fail "cannot make CPUs 2-3 an isolated cpuset partition"
-	if [ "$(cat "$cs/cpuset.cpus.partition")" = isolated ]; then
+	if cs=$(cgroup_new mig93iso cpuset) && echo 2-3 > "$cs/cpuset.cpus" &&
+	   echo isolated > "$cs/cpuset.cpus.partition" &&
+	   [ "$(cat "$cs/cpuset.cpus.partition")" = isolated ]; then
 		works_on 2,3 "$cs"
 		echo "task in isolated partition 2-3: works on CPUs: $(sort -u /tmp/works | tr '\n' ' ')"
 		[ ! -s /tmp/works ] &&
 			pass "task in an isolated cpuset partition: no work" ||
 			fail "task in an isolated cpuset partition: works ran on its isolated CPUs"
 	else
-		fail "CPUs 2-3 not an isolated partition: $(cat "$cs/cpuset.cpus.partition")"
+		fail "cannot make CPUs 2-3 an isolated cpuset partition${cs:+: $(cat "$cs/cpuset.cpus.partition")}"
 	fi
-	echo member > "$cs/cpuset.cpus.partition"
-	rmdir "$cs"
+	# (no cgroup to remove if cgroup_new failed)
+	[ -z "$cs" ] || { echo member > "$cs/cpuset.cpus.partition"; rmdir "$cs"; }
 fi
 
 # Confined to one CPU: the task copies alone, no work at all.
