@@ -69,16 +69,15 @@ echo dst_node > $M/placement
 # dst_node: a batch's worker runs on a CPU of the node nearest its
 # destination: node 1's own CPUs, and for node 2 (no CPUs) those of the node
 # with CPUs at the least distance from it (the lowest on a tie, as
-# numa_nearest_node() takes it). The task starts on a CPU of another node
-# and may then run on any (workers go only where it may), one batch at a
-# time (no pipeline: a chunk's worker still on its CPU would send the next
-# one further). A farther CPU is right only while every nearer one is busy:
-# for node 2 at most 3 in 10 of the works elsewhere (0-18% in the runs of
-# November 30; the rule before, the destination's CPUs and then any, 38%);
-# node 1's own CPUs get most of them (71-98% under either rule). The
-# misses vary from run to run with no other work traced there: most
-# likely the previous batch's worker not yet off its vCPU under TCG.
-# 128 MiB: about 100 works, so that chance stays well inside those bounds.
+# numa_nearest_node() takes it). A farther CPU is right only while every
+# nearer one is busy, so each batch is a process of its own (one 2 MiB
+# folio, one worker with 2 threads): the worker of the batch before is long
+# off its CPU. Batches back to back in one call were not, as often as the
+# host left that vCPU without a core: 71-98% of the works on the nearest
+# node on an idle host, 48% with two busy loops on its two cores (and under
+# 60% in CI), where one batch per process got 89-100%. A rule blind to
+# distance puts half of them elsewhere (the rotor's start is spread over
+# 4 CPUs): at least 3 in 4 there, of at least 10 works.
 nearest_cpu_node() {	# NODE
 	cpu_list "$(cat /sys/devices/system/node/has_cpu)" |
 		awk -v d="$(cat /sys/devices/system/node/node$1/distance)" 'BEGIN { split(d, dist) }
@@ -92,20 +91,17 @@ echo syscall_or_cpuset > $MIG/reasons
 for dst in 1 2; do
 	near=$(nearest_cpu_node $dst)
 	cpus=",$(cpu_list "$(cat /sys/devices/system/node/node$near/cpulist)" | tr '\n' ','),"
-	task=$(cpu_list "$(cat /sys/devices/system/cpu/online)" |
-		while read -r c; do case $cpus in *",$c,"*) ;; *) echo "$c" ;; esac; done | head -n 1)
 	events on workqueue/workqueue_execute_start
-	taskset -c "$task" pathcheck -n 0 -s 128 -f 64,2048 -e $dst:100 move $dst & pid=$!
-	taskset -p -c "$(cat /sys/devices/system/cpu/online)" $pid > /dev/null ||
-		fail "dst_node to node $dst: cannot widen the task's CPUs"
-	wait $pid || fail "dst_node to node $dst: data check failed"
+	for i in $(seq 30); do
+		pathcheck -n 0 -s 2 -f 2048 -e $dst:100 move $dst > /dev/null ||
+			fail "dst_node to node $dst: data check failed"
+	done
 	events off workqueue/workqueue_execute_start
 	set -- $(awk -v cpus="$cpus" '/function mtcopy_work_fn/ && match($0, /\[[0-9]+\]/) {
 			n++; if (index(cpus, "," substr($0, RSTART + 1, RLENGTH - 2) + 0 ",")) near++ }
 		END { print n + 0, near + 0 }' $TRACING/trace)
-	echo "dst_node to node $dst (nearest CPUs: node $near), task started on CPU $task: $2 of $1 works there"
-	share=7; [ $dst = 2 ] || share=6	# tenths
-	[ "$1" -gt 0 ] && [ $(($2 * 10)) -ge $(($1 * share)) ] &&
+	echo "dst_node to node $dst (nearest CPUs: node $near): $2 of $1 works there"
+	[ "$1" -ge 10 ] && [ $(($2 * 4)) -ge $(($1 * 3)) ] &&
 		pass "dst_node to node $dst: works on the nearest node's CPUs" ||
 		fail "dst_node to node $dst: works on the nearest node's CPUs" "$2 of $1"
 done
