@@ -672,8 +672,10 @@ out:
  * One more move_pages() call for the pages that a transient status kept
  * back (-EBUSY, -ENOENT, -EAGAIN: the page was under migration or locked
  * by someone else, e.g. compaction, whose migration entry reads as not
- * present) and that are still not on @node, as migcheck retries: a kernel
- * that keeps failing them still fails the caller.  Timed with the rest.
+ * present) or that got no status (move_pages() stopped at a folio that
+ * failed, e.g. one a migrator kept while its copy ran late) and that are
+ * still not on @node, as migcheck retries: a kernel that keeps failing
+ * them still fails the caller.  Timed with the rest.
  */
 static void retry_transient(void **pages, int *status, unsigned long n,
 			    int node, struct move_stats *st)
@@ -689,7 +691,7 @@ static void retry_transient(void **pages, int *status, unsigned long n,
 		goto out;
 	for (i = 0; i < n; i++)
 		if (status[i] == -EBUSY || status[i] == -ENOENT ||
-		    status[i] == -EAGAIN) {
+		    status[i] == -EAGAIN || status[i] == STATUS_UNSET) {
 			idx[m] = i;
 			again[m++] = pages[i];
 		}

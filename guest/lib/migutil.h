@@ -119,7 +119,7 @@ struct move_stats {
  * Move [buf, buf + len) to @node with move_pages(MPOL_MF_MOVE), passing one
  * address every @step bytes and at most @per_call addresses per call
  * (0 = all in one call), then once more the pages a transient status
- * (-EBUSY, -ENOENT, -EAGAIN) kept back.  Returns the number of passed pages
+ * (-EBUSY, -ENOENT, -EAGAIN) kept back or that got none.  Returns the number of passed pages
  * that did not end up on @node, or -1 if the syscall itself failed or
  * reported a page moved that is not on @node.  @st may be NULL.
  */

@@ -575,7 +575,7 @@ static uint64_t move_verified(const struct opts *o, const struct move_plan *mp,
 	}
 	*busy += st.busy_moved;
 	if (st.retried)
-		fprintf(stderr, "  note: %lu KiB: %lu pages moved again after a transient status (-EBUSY, -ENOENT, -EAGAIN)\n",
+		fprintf(stderr, "  note: %lu KiB: %lu pages moved again after a transient status (-EBUSY, -ENOENT, -EAGAIN) or none\n",
 			mp->kb, st.retried);
 	if (bad) {
 		fprintf(stderr, "migbench: %lu KiB: move to node %d failed (%ld pages left behind)\n",

@@ -270,10 +270,15 @@ static long pin_longterm(uint64_t lo, uint64_t hi)
 	return in_range;
 }
 
-/* move_pages() with MPOL_MF_MOVE_ALL: also pages mapped more than once */
+/*
+ * move_pages() with MPOL_MF_MOVE_ALL: also pages mapped more than once.
+ * The pages not on @node then are passed once more, as migbench does: a
+ * transient failure (a folio a migrator kept, or compaction held) passes
+ * the second time, a kernel that keeps failing them still fails -e.
+ */
 static int move_all(int node)
 {
-	long n = total_pages(), i = 0, ret;
+	long n = total_pages(), i = 0, m, ret;
 	void **addrs = malloc(n * sizeof(*addrs));
 	int *nodes = malloc(n * sizeof(*nodes));
 	int *status = malloc(n * sizeof(*status));
@@ -288,6 +293,11 @@ static int move_all(int node)
 			nodes[i++] = node;
 		}
 	ret = move_pages(0, n, addrs, nodes, status, MPOL_MF_MOVE_ALL);
+	for (i = 0, m = 0; ret >= 0 && i < n; i++)
+		if (status[i] != node)
+			addrs[m++] = addrs[i];
+	if (ret >= 0 && m)
+		ret = move_pages(0, m, addrs, nodes, status, MPOL_MF_MOVE_ALL);
 	if (ret < 0)
 		perror("move_pages(MPOL_MF_MOVE_ALL)");
 	free(addrs);

@@ -10,8 +10,9 @@
 # 0 and 2 only on the node-2 device (the way back to node 0, which has no
 # device, by the source's node). Devices on no node, dcbm holding 3
 # channels (2 of one device, 1 of the other): every batch takes one
-# channel of each device, so both copy as many bytes. Bytes exact
-# throughout. Failed before "dmaengine: dcbm: choose a batch's channels by
+# channel of each device, so both copy as many bytes. Only move_pages()
+# batches: compaction of node 0 during a hop would use any device. Bytes
+# exact throughout. Failed before "dmaengine: dcbm: choose a batch's channels by
 # node, then by device": rotation alone gave the other node's device half
 # the bytes, and the device with one channel half the bytes of the other.
 . /opt/mig/tests/lib.sh
@@ -27,13 +28,15 @@ dev_bytes() {
 load() {
 	modprobe swdma nr_channels=2 nodes="$1" || { fail "cannot load swdma nodes=$1"; finish; }
 	dcbm_modprobe && echo "$2" > $DCBM/nr_channels && select_migrator dcbm &&
-		echo 32 > $TUN/max_batch_pages ||
+		echo 32 > $TUN/max_batch_pages &&
+		echo syscall_or_cpuset > $MIG/reasons ||
 		{ fail "cannot select dcbm on swdma nodes=$1"; finish; }
 	echo "nodes=$1: dcbm channels: $(cat $TUN/dcbm/channels)"
 }
 
 unload_all() {
 	echo 512 > $TUN/max_batch_pages
+	echo all > $MIG/reasons
 	select_migrator none
 	unload dcbm
 	unload swdma

@@ -24,8 +24,9 @@ for t in 1 4; do
 	migbench -s 4 -k all -r 1 -V 0,1,2 > /tmp/mb.log 2>&1 ||
 		{ cat /tmp/mb.log; fail "threads=$t: data not exact"; }
 	echo "threads=$t: folios +$(delta folios) bytes +$(delta bytes) batches +$(delta batches) error +$(delta fallback_error) below_min +$(delta fallback_below_min) kept +$(delta kept)"
-	# a kept destination (a copy past mtcopy's deadline: a vCPU that lost
-	# its host core) is safe and moved by the CPU: then fewer bytes
+	# a kept destination (a copy past mtcopy's deadline: a worker's vCPU
+	# not run for 100 ms) is safe, and migbench moves its folio once more:
+	# then other bytes
 	[ "$(delta bytes)" -eq $((nsizes * 3 * 4 << 20)) ] || [ "$(delta kept)" -gt 0 ] ||
 		fail "threads=$t: mtcopy copied every byte migrated" "$(delta bytes) bytes, not the $((nsizes * 12)) MiB migrated"
 	echo all > $MIG/reasons
@@ -77,7 +78,7 @@ echo dst_node > $M/placement
 # node on an idle host, 48% with two busy loops on its two cores (and under
 # 60% in CI), where one batch per process got 89-100%. A rule blind to
 # distance puts half of them elsewhere (the rotor's start is spread over
-# 4 CPUs): at least 3 in 4 there, of at least 10 works.
+# 4 CPUs): at least 3 in 4 there, of at least 20 works in 60 batches.
 nearest_cpu_node() {	# NODE
 	cpu_list "$(cat /sys/devices/system/node/has_cpu)" |
 		awk -v d="$(cat /sys/devices/system/node/node$1/distance)" 'BEGIN { split(d, dist) }
@@ -92,7 +93,7 @@ for dst in 1 2; do
 	near=$(nearest_cpu_node $dst)
 	cpus=",$(cpu_list "$(cat /sys/devices/system/node/node$near/cpulist)" | tr '\n' ','),"
 	events on workqueue/workqueue_execute_start
-	for i in $(seq 30); do
+	for i in $(seq 60); do
 		pathcheck -n 0 -s 2 -f 2048 -e $dst:100 move $dst > /dev/null ||
 			fail "dst_node to node $dst: data check failed"
 	done
@@ -101,7 +102,7 @@ for dst in 1 2; do
 			n++; if (index(cpus, "," substr($0, RSTART + 1, RLENGTH - 2) + 0 ",")) near++ }
 		END { print n + 0, near + 0 }' $TRACING/trace)
 	echo "dst_node to node $dst (nearest CPUs: node $near): $2 of $1 works there"
-	[ "$1" -ge 10 ] && [ $(($2 * 4)) -ge $(($1 * 3)) ] &&
+	[ "$1" -ge 20 ] && [ $(($2 * 4)) -ge $(($1 * 3)) ] &&
 		pass "dst_node to node $dst: works on the nearest node's CPUs" ||
 		fail "dst_node to node $dst: works on the nearest node's CPUs" "$2 of $1"
 done
