@@ -219,14 +219,9 @@ batches() {
 echo 128 > $TUN/chunk_pages && echo 1 > $TUN/chunks_in_flight || fail "chunk settings rejected"
 label="mtcopy, every vCPU busy, chunk_pages 128, 1 in flight"
 select_migrator mtcopy || fail "$label: cannot select"
-hogs=""
-for c in $(seq 0 $(($(nproc) - 1))); do
-	taskset -c "$c" sh -c 'while :; do :; done' & hogs="$hogs $!"
-done
-sleep 1
+hogs_start
 batches
-# shellcheck disable=SC2086  # a list
-kill $hogs; wait $hogs 2>/dev/null
+hogs_stop
 [ "$RESTS" -eq 8 ] && [ "$B" -ge 16 ] &&
 	pass "$label: each batch cut once, after its chunk copied in copy_start()" "$B batches, $RESTS of more than 128 folios" ||
 	fail "$label: each batch cut once, after its chunk copied in copy_start()" "$B batches, $RESTS of more than 128 folios, not 8 (0: cut into chunks of 128)"

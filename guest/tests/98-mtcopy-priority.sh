@@ -75,16 +75,11 @@ echo "nice 0: works ran on $(wc -l < /tmp/workers) kworkers"
 # work may be queued and the task copies alone, as without mtcopy; once
 # the hogs are gone, works are queued again. (Before the rule, works were
 # queued on busy CPUs, where their time was charged to no cgroup.)
-hogs=""
-for c in $(seq 0 $((online - 1))); do
-	taskset -c "$c" sh -c 'while :; do :; done' & hogs="$hogs $!"
-done
-sleep 1
+hogs_start
 snap
 # shellcheck disable=SC2046,SC2086  # words
 set -- $(works $MOVE)
-# shellcheck disable=SC2086  # a list
-kill $hogs; wait $hogs 2>/dev/null
+hogs_stop
 cp /tmp/allocs /tmp/allocs.busy
 echo "every CPU busy: $1 works queued; folios +$(delta folios)"
 [ "$(delta folios)" -gt 0 ] || fail "every CPU busy: mtcopy copied nothing"

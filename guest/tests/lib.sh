@@ -113,6 +113,22 @@ write_fails() {
 	fi
 }
 
+# hogs_start: a nice-0 busy loop on every online CPU, returned once each
+# has run (it never sleeps: no CPU is idle until hogs_stop)
+hogs_start() {
+	hogs=""
+	rm -f /tmp/hog.*
+	for c in $(cpu_list "$(cat /sys/devices/system/cpu/online)"); do
+		taskset -c "$c" sh -c ": > /tmp/hog.$c; while :; do :; done" & hogs="$hogs $!"
+	done
+	_n=$(echo $hogs | wc -w) _t=0
+	while [ "$(ls /tmp/hog.* 2>/dev/null | wc -l)" -lt "$_n" ] && [ $_t -lt 60 ]; do
+		sleep 1; _t=$((_t + 1))
+	done
+}
+# shellcheck disable=SC2086  # a list
+hogs_stop() { kill $hogs; wait $hogs 2>/dev/null; rm -f /tmp/hog.*; }
+
 # Tracepoints (also used by /opt/mig/bench.sh); EVENT is GROUP/NAME, or
 # NAME for the migrate group.
 TRACING=/sys/kernel/tracing
