@@ -119,9 +119,10 @@ struct move_stats {
  * Move [buf, buf + len) to @node with move_pages(MPOL_MF_MOVE), passing one
  * address every @step bytes and at most @per_call addresses per call
  * (0 = all in one call), then once more the pages a transient status
- * (-EBUSY, -ENOENT, -EAGAIN) kept back or that got none.  Returns the number of passed pages
- * that did not end up on @node, or -1 if the syscall itself failed or
- * reported a page moved that is not on @node.  @st may be NULL.
+ * (-EBUSY, -ENOENT, -EAGAIN) kept back or that got none.  Returns the
+ * number of passed pages that did not end up on @node, or -1 if the
+ * syscall itself failed or reported a page moved that is not on @node.
+ * @st may be NULL.
  */
 long move_range(void *buf, size_t len, size_t step, int node,
 		unsigned long per_call, struct move_stats *st);

@@ -12,9 +12,10 @@
 # channels (2 of one device, 1 of the other): every batch takes one
 # channel of each device, so both copy as many bytes. Only move_pages()
 # batches: compaction of node 0 during a hop would use any device. Bytes
-# exact throughout. Failed before "dmaengine: dcbm: choose a batch's channels by
-# node, then by device": rotation alone gave the other node's device half
-# the bytes, and the device with one channel half the bytes of the other.
+# exact throughout. Failed before "dmaengine: dcbm: choose a batch's
+# channels by node, then by device": rotation alone gave the other node's
+# device half the bytes, and the device with one channel half the bytes of
+# the other.
 . /opt/mig/tests/lib.sh
 
 # dev_bytes DEV: bytes the channels of swdma's device DEV copied
