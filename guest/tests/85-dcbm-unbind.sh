@@ -59,14 +59,14 @@ unbind() {	# LABEL [-K]: unbind swdma's device under running migrations
 
 unbind "idle engine"
 # every 8th descriptor hangs and stalls its channel: batches time out after
-# 3 s and become orphans, holding their channels until swdma resets the
-# channel (3.2 s after the hang, aborting what it holds). The unbind waits
-# for them up to 6 s (2 x timeout_ms): 2.8 s at least for the reset's
-# callbacks and the orphans' ends, on however slow a host (200 and 300 ms,
-# the settings until November 29, left 0.1 s: on a slow CI host dcbm
-# abandoned a channel, and swdma stayed pinned for the tests after this one)
-echo 3000 > $D/timeout_ms
-echo 3200 > $P/hang_ms
+# 1 s and become orphans, holding their channels until swdma resets the
+# channel (1.2 s after the hang, aborting what it holds). The unbind waits
+# for them up to 2 s (2 x timeout_ms): 0.8 s at least for the reset's
+# callbacks and the orphans' ends (200 and 300 ms, the settings until
+# November 29, left 0.1 s: on a slow CI host dcbm abandoned a channel, and
+# swdma stayed pinned for the tests after this one)
+echo 1000 > $D/timeout_ms
+echo 1200 > $P/hang_ms
 echo hang > $P/fail_mode; swdma_fail desc 100 8 || fail "cannot make swdma hang"
 unbind "hung descriptors" -K
 [ "$(delta kept)" -gt 0 ] || fail "hung descriptors: no batch was orphaned"
