@@ -57,7 +57,7 @@ cpuset_move() {
 }
 step cpuset_mems syscall_or_cpuset multi cpuset_move
 
-step compaction compaction multi migcheck -C 1 -s 16
+step compaction compaction multi compact_batched 1 16
 
 # proactive reclaim of a cgroup whose memory is on node 1: with demotion
 # on, node 1's pages go to node 2, the lower tier (no swap: demotion is

@@ -10,7 +10,7 @@
 
 for m in $(path_migrators mtcopy); do
 	path_begin compaction $m || continue
-	migcheck -C 1 -s 128; rc=$?
+	compact_batched 1 128; rc=$?
 	path_end compaction compaction $m $rc multi
 done
 path_cleanup
