@@ -371,8 +371,11 @@ def analyse(objs):
                                   for k in ("utime", "stime", "helpers", "engine")}}
             if busy_rows(srs):
                 e["corun_rate"] = summary([rate(r) for r in busy_rows(srs)])
-                e["corun_cpu_share"] = summary([r["corun_s"] / (r["corun_window_s"] * cpus[(r["kernel"], r["boot"])])
-                                                for r in busy_rows(srs) if (r["kernel"], r["boot"]) in cpus])
+                share = lambda r, t: t / (r["corun_window_s"] * cpus[(r["kernel"], r["boot"])])
+                known = [r for r in busy_rows(srs) if (r["kernel"], r["boot"]) in cpus]
+                e["corun_cpu_share"] = summary([share(r, r["corun_s"]) for r in known])
+                e["task_cpu_share"] = summary([share(r, r.get("utime_s", 0) + r.get("stime_s", 0)) for r in known])
+                e["engine_cpu_share"] = summary([share(r, r.get("engine_s", 0)) for r in known])
             if key[1] == "dcbm":
                 bk = lambda o: (o["boot"], o["i"], o["folio_kb"], o.get("load"), o["threads"])
                 ovh = {bk(o): o for o in data["dcbm_overhead"] if o["exp"] == "busy"}
@@ -507,7 +510,8 @@ def env_section(data):
         out += [f"- Accelerator: {env.get('accel', '?')}; QEMU: {env.get('qemu', '-')}"
                 + (f"; guest CPU: -cpu max{flags}" if flags else ""),
                 f"- Host: {env.get('host_cpus', '?')} CPUs ({env.get('host_cpu_model', '?')}), "
-                f"{env.get('host_nodes', '?')} NUMA node(s)",
+                f"{env.get('host_nodes', '?')} NUMA node(s)"
+                + (f"; load average (1 min): {env['host_load']}" if env.get("host_load") else ""),
                 f"- Guest: {env.get('guest_cpus', '?')} vCPUs (nodes 0 and 1 half each, node 2 memory only), "
                 f"node memory {env.get('guest_node_mb', '?')} MiB",
                 f"- Settings: {env.get('settings', '')}"]
@@ -747,6 +751,15 @@ def pipeline_section(data):
                    fmt_summary(e["copy_fraction"], 2) if e.get("copy_fraction") else "",
                    f"{e['amdahl_bound']:.2f}" if "amdahl_bound" in e else "",
                    f"{e['overlap_bound']:.2f}" if "overlap_bound" in e else ""] for e in rs])
+    sh = [e for e in rs if e.get("corun_cpu_share")]
+    if sh:
+        out += ["", "Where the CPUs went during the move: the shares of all CPUs' time (the move's time x the "
+                "CPUs) that the co-runners, the migrating process and swdma's channel threads ran, from their "
+                "CPU times in clock ticks (means over the reps). swdma is a software engine: its share is "
+                "taken from the co-runners, where a DMA engine's copy would take none of it.", ""]
+        out += table(["folio", "load", "setting", "co-runners", "migrating process", "swdma"],
+                     [[folio_label(e["folio_kb"]), e["load"], e["setting"], fmt_summary(e["corun_cpu_share"], 3),
+                       fmt_summary(e["task_cpu_share"], 3), fmt_summary(e["engine_cpu_share"], 3)] for e in sh])
     ph = [e for e in rs if e.get("wait_share")]
     if ph:
         out += ["", "Where dcbm's batches spent the migrating task's time (`dcbm_batch`), in shares of the "
@@ -837,6 +850,15 @@ def busy_section(data):
         out += ["", "### Co-runners' work during the move", ""]
         out += table(["folio", "load", "setting", "M loops/s mean ± sd", "/ vanilla [95% CI]", "goal",
                       "/ default [95% CI]", "goal against the default"], rows)
+    sh = [e for e in rs if e.get("corun_cpu_share")]
+    if sh:
+        out += ["", "Where the CPUs went during the move: the shares of all CPUs' time (the move's time x the "
+                "CPUs) that the co-runners, the migrating process and swdma's channel threads ran, from their "
+                "CPU times in clock ticks (means over the reps). swdma is a software engine: its share is "
+                "taken from the co-runners, where a DMA engine's copy would take none of it.", ""]
+        out += table(["folio", "load", "setting", "co-runners", "migrating process", "swdma"],
+                     [[folio_label(e["folio_kb"]), e["load"], e["setting"], fmt_summary(e["corun_cpu_share"], 3),
+                       fmt_summary(e["task_cpu_share"], 3), fmt_summary(e["engine_cpu_share"], 3)] for e in sh])
     ph = [e for e in rs if e.get("wait_share")]
     if ph:
         out += ["", "Where dcbm's batches spent the migrating task's time (`dcbm_batch`), in shares of the "
