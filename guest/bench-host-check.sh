@@ -55,6 +55,18 @@ if ! cp -a "/hostro$TOP/Makefile" "/hostro$TOP/config" "/hostro$TOP/guest" "/hos
 	say "not ok" "the testbed: copying it from $TOP (/hostro$TOP) failed"
 	exit 1
 fi
+# and what the guest programs build with of the kernel tree make tree made:
+# the selftests' vm_util and thp_settings and their uapi headers
+# (guest/Makefile's KSRC)
+k=build/linux/tools
+mkdir -p $R/tmp/repo/$k/testing/selftests $R/tmp/repo/$k/include
+if ! cp -a "/hostro$TOP/$k/testing/selftests/mm" "/hostro$TOP/$k/testing/selftests/kselftest.h" \
+	$R/tmp/repo/$k/testing/selftests/ ||
+   ! cp -a "/hostro$TOP/$k/include/uapi" $R/tmp/repo/$k/include/ ||
+   ! cp -a "/hostro$TOP/$k/arch" $R/tmp/repo/$k/; then
+	say "not ok" "the testbed: copying the selftests' sources from $TOP/build/linux failed (make tree)"
+	exit 1
+fi
 say ok "the machine's root file system, as a booted host's, and the testbed from $TOP"
 
 # What docs/benchmark.md tells a user with a patched kernel to run, in a

@@ -511,7 +511,7 @@ def env_section(data):
                 + (f"; guest CPU: -cpu max{flags}" if flags else ""),
                 f"- Host: {env.get('host_cpus', '?')} CPUs ({env.get('host_cpu_model', '?')}), "
                 f"{env.get('host_nodes', '?')} NUMA node(s)"
-                + (f"; load average (1 min): {env['host_load']}" if env.get("host_load") else ""),
+                + (f"; load average (1 min) at the start: {env['host_load']}" if env.get("host_load") else ""),
                 f"- Guest: {env.get('guest_cpus', '?')} vCPUs (nodes 0 and 1 half each, node 2 memory only), "
                 f"node memory {env.get('guest_node_mb', '?')} MiB",
                 f"- Settings: {env.get('settings', '')}"]

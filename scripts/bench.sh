@@ -43,8 +43,8 @@ if [ "${BENCH_EXPERIMENTS:-}" = busy ] && [ "${GUEST_ACCEL:-tcg}" = tcg ]; then
 	[ "${GUEST_CPUS:-2}" -le "$(nproc)" ] ||
 		warn "busy: ${GUEST_CPUS:-2} vCPUs on $(nproc) host CPUs: the host's scheduler adds its noise"
 fi
-# the host's load average when the run starts and ends: an idle host is
-# what keeps TCG's timings steady
+# the host's load average when the run starts (later, its own guests count):
+# an idle host is what keeps TCG's timings steady
 host_load=$(cut -d" " -f1 /proc/loadavg)
 boots=${BENCH_BOOTS:-3}
 mb=${BENCH_MB:-128}
@@ -65,7 +65,7 @@ environment() {	# accel guest_cpus node_mb qemu
 	nodes=$(ls -d /sys/devices/system/node/node* 2>/dev/null | wc -l)
 	printf '{"type":"host","accel":"%s","guest_cpus":"%s","guest_node_mb":"%s","qemu":"%s","commit":"%s","host_load":"%s","host_cpus":%d,"host_cpu_model":"%s","host_nodes":%d,"guest_cpu_flags":"%s","settings":"%s","failed":[%s]}\n' \
 		"$1" "$2" "$3" "$4" "$(git -C "$TOP" describe --always --dirty 2>/dev/null || echo -)" \
-		"$host_load at the start, $(cut -d' ' -f1 /proc/loadavg) at the end" \
+		"$host_load" \
 		"$(nproc)" "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)" \
 		"$nodes" "${GUEST_CPU_FLAGS:-}" "BENCH_BOOTS=$boots ${settings[*]}" \
 		"$([ ${#failed[@]} -eq 0 ] || printf '"%s",' "${failed[@]}" | sed 's/,$//')" > "$RESULTS/bench-env.out"
