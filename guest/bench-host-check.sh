@@ -55,9 +55,9 @@ if ! cp -a "/hostro$TOP/Makefile" "/hostro$TOP/config" "/hostro$TOP/guest" "/hos
 	say "not ok" "the testbed: copying it from $TOP (/hostro$TOP) failed"
 	exit 1
 fi
-# and what the guest programs build with of the kernel tree make tree made:
-# the selftests' vm_util and thp_settings and their uapi headers
-# (guest/Makefile's KSRC)
+# The guest programs also build with two files of the kernel tree (make
+# tree's build/linux, guest/Makefile's KSRC): the selftests' vm_util and
+# thp_settings, and the uapi headers they include.
 k=build/linux/tools
 mkdir -p $R/tmp/repo/$k/testing/selftests $R/tmp/repo/$k/include
 if ! cp -a "/hostro$TOP/$k/testing/selftests/mm" "/hostro$TOP/$k/testing/selftests/kselftest.h" \

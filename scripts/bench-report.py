@@ -751,15 +751,6 @@ def pipeline_section(data):
                    fmt_summary(e["copy_fraction"], 2) if e.get("copy_fraction") else "",
                    f"{e['amdahl_bound']:.2f}" if "amdahl_bound" in e else "",
                    f"{e['overlap_bound']:.2f}" if "overlap_bound" in e else ""] for e in rs])
-    sh = [e for e in rs if e.get("corun_cpu_share")]
-    if sh:
-        out += ["", "Where the CPUs went during the move: the shares of all CPUs' time (the move's time x the "
-                "CPUs) that the co-runners, the migrating process and swdma's channel threads ran, from their "
-                "CPU times in clock ticks (means over the reps). swdma is a software engine: its share is "
-                "taken from the co-runners, where a DMA engine's copy would take none of it.", ""]
-        out += table(["folio", "load", "setting", "co-runners", "migrating process", "swdma"],
-                     [[folio_label(e["folio_kb"]), e["load"], e["setting"], fmt_summary(e["corun_cpu_share"], 3),
-                       fmt_summary(e["task_cpu_share"], 3), fmt_summary(e["engine_cpu_share"], 3)] for e in sh])
     ph = [e for e in rs if e.get("wait_share")]
     if ph:
         out += ["", "Where dcbm's batches spent the migrating task's time (`dcbm_batch`), in shares of the "
@@ -853,9 +844,10 @@ def busy_section(data):
     sh = [e for e in rs if e.get("corun_cpu_share")]
     if sh:
         out += ["", "Where the CPUs went during the move: the shares of all CPUs' time (the move's time x the "
-                "CPUs) that the co-runners, the migrating process and swdma's channel threads ran, from their "
-                "CPU times in clock ticks (means over the reps). swdma is a software engine: its share is "
-                "taken from the co-runners, where a DMA engine's copy would take none of it.", ""]
+                "CPUs) that the co-runners, the migrating process and swdma's channel threads ran (means over "
+                "the reps; the co-runners' and swdma's from their CPU times in clock ticks, which sample short "
+                "runs and charge interrupts to whoever they interrupt). swdma's threads copy on the CPUs the "
+                "co-runners run on; a DMA engine's copy would not.", ""]
         out += table(["folio", "load", "setting", "co-runners", "migrating process", "swdma"],
                      [[folio_label(e["folio_kb"]), e["load"], e["setting"], fmt_summary(e["corun_cpu_share"], 3),
                        fmt_summary(e["task_cpu_share"], 3), fmt_summary(e["engine_cpu_share"], 3)] for e in sh])

@@ -38,7 +38,8 @@ esac
 # The busy experiment alone: under TCG, one vCPU per host CPU (GUEST_CPUS 2,
 # the default, on an otherwise idle host) and enough reps and boots to
 # decide 3% (docs/benchmark.md, "A busy system").
-if [ "${BENCH_EXPERIMENTS:-}" = busy ] && [ "${GUEST_ACCEL:-tcg}" = tcg ]; then
+if [ "${BENCH_EXPERIMENTS:-}" = busy ] && [ "${GUEST_ACCEL:-tcg}" = tcg ] &&
+   [ "${BENCH_ON:-}" != host ]; then
 	: "${BENCH_SIZES:=4,64}" "${BENCH_MB:=64}" "${BENCH_REPS:=10}" "${BENCH_BOOTS:=6}"
 	[ "${GUEST_CPUS:-2}" -le "$(nproc)" ] ||
 		warn "busy: ${GUEST_CPUS:-2} vCPUs on $(nproc) host CPUs: the host's scheduler adds its noise"
